@@ -1,0 +1,75 @@
+"""opweave: a tensor framework whose core knows no hardware.
+
+The core defines tensors, dtypes, operator schemas (prims and canonical ops)
+and dispatch keys; devices arrive as plugins (entry point group
+``opweave.backends``). See ``docs/architecture.md``.
+"""
+
+from __future__ import annotations
+
+from . import _backends, _dtype
+from ._device import device, get_default_device, set_default_device
+from ._dtype import (
+    ALL_DTYPES,
+    bfloat16,
+    can_cast,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
+    double,
+    dtype,
+    finfo,
+    float8_e4m3fn,
+    float8_e5m2,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    iinfo,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    result_type,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from ._hookspecs import hookimpl, hookspec
+from ._tensor import Size, Tensor
+
+bool = _dtype.bool_  # noqa: A001 - torch-style dtype names
+float = float32  # noqa: A001
+int = int32  # noqa: A001
+cpu_dtype = None
+del cpu_dtype
+
+
+class OutOfMemoryError(RuntimeError):
+    """A device ran out of memory even after its allocator released its cache."""
+
+
+def dtype_of_numpy(np_dtype) -> dtype:
+    """The opweave dtype stored as the NumPy dtype ``np_dtype``."""
+    found = _NP_CACHE.get(np_dtype)
+    if found is None:
+        found = _NP_CACHE[np_dtype] = _dtype.from_numpy(np_dtype)
+    return found
+
+
+_NP_CACHE: dict = {}
+
+from . import _meta  # noqa: E402
+from . import prims as _prims  # noqa: E402,F401  (defines the prim catalog)
+from . import refs as _refs  # noqa: E402,F401  (defines the canonical ops)
+from . import backends, dispatch, ops  # noqa: E402
+from ._factories import as_tensor, from_dlpack, from_numpy, tensor  # noqa: E402
+from ._methods import install as _install_methods  # noqa: E402
+
+_backends.register_builtin(_meta.backend())
+_backends.discover()
+_install_methods(globals())

@@ -1,0 +1,135 @@
+"""Generate each overload's Python entry point from its schema.
+
+The generated function has the schema's exact signature (so Python itself
+rejects unknown or missing arguments, naming the op), coerces and checks each
+argument once, ORs the dispatch keys of the tensor arguments and calls the
+dispatcher with every argument positionally in schema order. Generating the
+code once per overload keeps parsing and dict building out of the hot path.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from . import _coerce
+from ._schema import NO_DEFAULT, OpSchema
+
+_SIMPLE_CHECKS = {
+    "int": "_c.to_int",
+    "SymInt": "_c.to_int",
+    "float": "_c.to_float",
+    "bool": "_c.to_bool",
+    "str": "_c.to_str",
+    "Scalar": "_c.to_scalar",
+    "ScalarType": "_c.to_dtype",
+    "Device": "_c.to_device",
+}
+
+
+def _coercion(schema: OpSchema, arg, strict_tensors: bool) -> list[str]:
+    """Source lines that check/normalise one argument in place."""
+    t, n = arg.type, arg.name
+    where = f"{schema.qualified_name!r}, {n!r}"
+    lines = []
+    if t.name == "Tensor" and not t.is_list:
+        fn = "_c.check_tensor" if strict_tensors else "_c.to_tensor"
+        test = f"type({n}) is not _Tensor"
+        if t.optional:
+            test += f" and {n} is not None"
+        lines.append(f"    if {test}: {n} = {fn}({n}, {where})")
+    elif t.name == "Tensor":
+        fn = "_c.to_tensor_list"
+        lines.append(f"    {n} = {fn}({n}, {where}, {t.elem_optional!r}, {strict_tensors!r})")
+    elif t.is_list:
+        elem = _SIMPLE_CHECKS.get(t.name)
+        if elem is not None:
+            line = f"    {n} = _c.to_list({n}, {elem}, {t.size!r}, {where})"
+            if t.optional:
+                line = f"    if {n} is not None: {n} = _c.to_list({n}, {elem}, {t.size!r}, {where})"
+            lines.append(line)
+    else:
+        fn = _SIMPLE_CHECKS.get(t.name)
+        if fn is not None:
+            test = f"type({n}) is not {_FAST_TYPES.get(t.name, 'object')}"
+            if t.optional:
+                test += f" and {n} is not None"
+            lines.append(f"    if {test}: {n} = {fn}({n}, {where})")
+    return lines
+
+
+_FAST_TYPES = {"int": "int", "SymInt": "int", "float": "float", "bool": "bool", "str": "str"}
+
+
+def _keys_expression(schema: OpSchema) -> str:
+    """An expression ORing the key sets of every tensor argument."""
+    parts = []
+    for arg in schema.arguments:
+        t, n = arg.type, arg.name
+        if t.name != "Tensor":
+            continue
+        if t.is_list:
+            parts.append(f"_c.list_keys({n})")
+        elif t.optional:
+            parts.append(f"(0 if {n} is None else {n}._keys)")
+        else:
+            parts.append(f"{n}._keys")
+    return " | ".join(parts) or "0"
+
+
+def make_entry(op, dispatch, factory_keys, cache=None) -> callable:
+    """Build the callable users invoke for ``op`` (an OpOverload).
+
+    ``dispatch(op, keyset, args)`` runs the call; ``factory_keys(args)``
+    gives the key set of calls without tensor arguments (from ``device=``).
+    ``cache`` is the dict of resolved kernels (default: the op's own).
+    """
+    schema = op.schema
+    params, names, seen_star = [], [], False
+    for arg in schema.arguments:
+        if arg.kwarg_only and not seen_star:
+            params.append("*")
+            seen_star = True
+        if arg.default is NO_DEFAULT:
+            params.append(arg.name)
+        else:
+            params.append(f"{arg.name}=_d_{arg.name}")
+        names.append(arg.name)
+    strict = op.kind == "prim"
+    body = []
+    for arg in schema.arguments:
+        body.extend(_coercion(schema, arg, strict))
+    has_tensors = any(a.type.name == "Tensor" for a in schema.arguments)
+    call_args = ", ".join(names)
+    if has_tensors:
+        body.append(f"    ks = {_keys_expression(schema)}")
+        body.append("    if not ks: ks = _factory_keys(_op, (" + call_args + ("," if names else "") + "))")
+    else:
+        body.append("    ks = _factory_keys(_op, (" + call_args + ("," if names else "") + "))")
+    body.append("    ks = (ks | _st.included) & ~_st.excluded")
+    body.append("    kernel = _cache.get(ks)")
+    body.append(f"    if kernel is None: return _dispatch(_op, ks, ({call_args}{',' if names else ''}))")
+    body.append(f"    return kernel({call_args})")
+    py_name = "_entry"
+    source = f"def {py_name}({', '.join(params)}):\n" + "\n".join(body) + "\n"
+    from ._state import local
+    from ._tensor import Tensor
+
+    env = {
+        "_c": _coerce,
+        "_Tensor": Tensor,
+        "_op": op,
+        "_cache": op._cache if cache is None else cache,
+        "_st": local(),
+        "_dispatch": dispatch,
+        "_factory_keys": factory_keys,
+        "numbers": numbers,
+    }
+    for arg in schema.arguments:
+        if arg.default is not NO_DEFAULT:
+            env[f"_d_{arg.name}"] = _coerce.default_value(arg)
+    exec(compile(source, f"<opweave op {schema.qualified_name}>", "exec"), env)
+    fn = env[py_name]
+    fn.__code__ = fn.__code__.replace(co_name=schema.qualified_name, co_qualname=schema.qualified_name)
+    fn.__name__ = fn.__qualname__ = schema.qualified_name
+    fn.__doc__ = op.__doc__
+    return fn

@@ -1,0 +1,97 @@
+"""Device objects: ``opweave.device("opencl:1")`` and the default device.
+
+A device is a (type, index) pair. The type is any name a backend registered
+("cpu", "meta", "opencl", a vendor's "npu"); parsing does not need the backend
+to be loaded, so that a device can be named before its plugin is imported.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import _state
+
+_DEVICE_RE = re.compile(r"^([a-zA-Z_][a-zA-Z0-9_]*)(?::(\d+))?$")
+
+
+class device:
+    """A device type plus an optional index, as in ``torch.device``.
+
+    ``device("cpu")``, ``device("opencl:1")``, ``device("opencl", 1)`` and
+    ``device(other_device)`` are accepted. Used as a context manager it sets the
+    default device for factory functions inside the ``with`` block.
+    """
+
+    __slots__ = ("type", "index", "_saved")
+
+    def __init__(self, type, index=None):
+        if isinstance(type, device):
+            if index is not None:
+                raise ValueError("device(): index given twice")
+            type, index = type.type, type.index
+        elif isinstance(type, str):
+            match = _DEVICE_RE.match(type.strip())
+            if match is None:
+                raise ValueError(f"device(): invalid device string {type!r}; expected 'type' or 'type:N'")
+            type, parsed = match.group(1), match.group(2)
+            if parsed is not None:
+                if index is not None:
+                    raise ValueError(f"device(): index given twice in {type!r} and index={index}")
+                index = int(parsed)
+        else:
+            raise TypeError(f"device(): expected a str or device, got {type.__class__.__name__}")
+        if index is not None:
+            if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+                raise ValueError(f"device(): index must be a non-negative int, got {index!r}")
+        self.type = type
+        self.index = index
+        self._saved = None
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            try:
+                other = device(other)
+            except (TypeError, ValueError):
+                return False
+        if not isinstance(other, device):
+            return NotImplemented
+        return self.type == other.type and self.index == other.index
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __enter__(self):
+        self._saved = _state.local().default_device
+        _state.local().default_device = self
+        return self
+
+    def __exit__(self, *exc):
+        _state.local().default_device = self._saved
+        self._saved = None
+
+
+def as_device(value) -> device | None:
+    """Return ``value`` as a device; ``None`` stays ``None``."""
+    if value is None or isinstance(value, device):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        raise TypeError("a bare int is not a device here; write 'type:N'")
+    return device(value)
+
+
+def set_default_device(dev) -> None:
+    """Set the device that factory functions use when none is given."""
+    _state.local().default_device = as_device(dev)
+
+
+def get_default_device() -> device:
+    """The device factory functions use when none is given (``cpu`` unless set)."""
+    return _state.local().default_device or device("cpu")

@@ -1,0 +1,237 @@
+"""The dispatcher: from a key set to a kernel.
+
+A call's key set is the OR of its tensor arguments' keys, plus the thread's
+included keys, minus its excluded keys (computed in the generated entry point,
+see ``_binding``). The highest layer picks the slot; within it the backend bit
+picks the kernel. For one (op, key set) the choice is resolved once and cached;
+any registration clears the caches. ``explain`` replays the resolution in
+words.
+
+Resolution of one slot (layer L, backend B), first match wins:
+
+1. a kernel registered at (L, B), then one registered at L for every backend;
+2. at Dense: the op's CompositeExplicit kernel;
+3. the backend's boxed fallback for L (one kernel for every op);
+4. the op's CompositeImplicit decomposition;
+5. a layer that falls through (Autocast, Python, ...) is skipped: go to the next layer;
+6. otherwise ``NotImplementedError`` naming the op, the key and the backends that have it.
+
+Prims run their meta function before the backend kernel, so every backend
+validates inputs identically.
+"""
+
+from __future__ import annotations
+
+from . import _binding, _keys
+from ._keys import LAYER_BITS, Layer
+
+_FALLTHROUGH_LAYERS = {Layer.Autograd, Layer.Autocast, Layer.Trace, Layer.Python}
+_fallbacks: dict[tuple, object] = {}  # (layer, backend) -> Kernel taking (op, *args)
+_ops_with_cache: list = []
+
+
+def make_entry(op):
+    """Create the generated entry point of ``op`` (see ``_binding``)."""
+    _ops_with_cache.append(op)
+    return _binding.make_entry(op, dispatch, factory_keys)
+
+
+def factory_keys(op, args) -> int:
+    """Key set for a call without tensor arguments: from its ``device`` argument."""
+    from . import _backends
+    from ._device import as_device, get_default_device
+
+    dev = None
+    for arg, value in zip(op.schema.arguments, args):
+        if arg.name == "device" and value is not None:
+            dev = as_device(value)
+    dev = dev or get_default_device()
+    _backends.ensure_loaded(dev.type, op.name)
+    return _keys.layer_bit(Layer.Dense) | _keys.backend_bit(dev.type)
+
+
+def dispatch(op, keyset: int, args: tuple):
+    """Slow path of a call: validate devices, resolve and cache the kernel, run it."""
+    backends = keyset >> LAYER_BITS
+    if backends & (backends - 1):
+        keyset = _mixed_device_keyset(op, keyset, args)
+        return _resolve(op, keyset)[0](*args)
+    kernel = _resolve(op, keyset)[0]
+    op._cache[keyset] = kernel
+    return kernel(*args)
+
+
+def dispatch_with_keyset(op, keyset: int, args: tuple):
+    """Run ``op`` for an explicit key set (redispatch from a layer kernel)."""
+    backends = keyset >> LAYER_BITS
+    if backends & (backends - 1):
+        keyset = _mixed_device_keyset(op, keyset, args)
+    kernel = op._cache.get(keyset)
+    if kernel is None:
+        kernel = _resolve(op, keyset)[0]
+        if not (backends & (backends - 1)):
+            op._cache[keyset] = kernel
+    return kernel(*args)
+
+
+def _mixed_device_keyset(op, keyset: int, args: tuple) -> int:
+    """Drop CPU 0-dim tensors (and wrapped scalars) from a multi-device key set, or raise."""
+    from ._tensor import Tensor
+
+    devices, kept = set(), 0
+    for value in _tensor_args(args):
+        if isinstance(value, Tensor) and not (value._device.type == "cpu" and not value._shape):
+            devices.add(str(value._device))
+            kept |= value._keys
+    kept_backends = kept >> LAYER_BITS
+    if len(devices) > 1 or kept_backends & (kept_backends - 1):
+        raise RuntimeError(
+            f"{op.name}: expected all tensors to be on the same device, but found tensors on "
+            f"{', '.join(sorted(devices))} (only CPU 0-dim tensors and Python scalars may be mixed in)"
+        )
+    backend_mask = ~((1 << LAYER_BITS) - 1)
+    return (keyset & ~backend_mask) | (kept & backend_mask) if kept else keyset
+
+
+def _tensor_args(args):
+    for value in args:
+        if isinstance(value, (list, tuple)):
+            yield from value
+        else:
+            yield value
+
+
+def _resolve(op, keyset: int):
+    """Pick the kernel for ``keyset``; returns ``(callable, reasons)``."""
+    reasons = [f"key set {_keys.format_keyset(keyset)}"]
+    backend = _keys.highest_backend(keyset)
+    layers = keyset & _keys.LAYER_MASK
+    while layers:
+        layer = Layer(layers.bit_length() - 1)
+        found = _slot(op, layer, backend, keyset)
+        if found is not None:
+            fn, why = found
+            reasons.append(why)
+            return fn, reasons
+        if layer in _FALLTHROUGH_LAYERS:
+            reasons.append(f"{layer.name}: no kernel for this op, falls through")
+            layers &= ~(1 << layer)
+            continue
+        break
+    else:
+        layer = Layer.Dense
+    raise NotImplementedError(_missing_message(op, layer, backend))
+
+
+def _slot(op, layer: Layer, backend: str | None, keyset: int):
+    """The kernel for one (layer, backend) slot and the reason, or None."""
+    kernel = op._kernels.get((layer, backend)) or op._kernels.get((layer, None))
+    if kernel is not None:
+        where = backend if (layer, backend) in op._kernels else "every backend"
+        return _finish(op, kernel, layer, keyset), f"{layer.name}×{where}: kernel from {kernel.source}"
+    if layer is Layer.Dense and op._composite_explicit is not None:
+        k = op._composite_explicit
+        return _finish(op, k, layer, keyset), f"Dense×{backend}: CompositeExplicit kernel from {k.source}"
+    fallback = _fallbacks.get((layer, backend))
+    if fallback is not None:
+        fn = fallback.fn
+
+        def boxed(*args, _op=op, _fn=fn):
+            return _fn(_op, *args)
+
+        return boxed, f"{layer.name}×{backend}: boxed fallback from {fallback.source}"
+    if op.decomposition is not None and layer in (Layer.Dense, Layer.Quantized):
+        return op.decomposition, f"{layer.name}×{backend}: CompositeImplicit decomposition"
+    return None
+
+
+def _finish(op, kernel, layer: Layer, keyset: int):
+    """Wrap a kernel for calling: prims validate with their meta function first."""
+    fn = kernel.fn
+    if layer is not Layer.Dense:
+        return lambda *args: fn(keyset, *args)
+    if op.kind == "prim" and op.meta is not None and op.meta is not fn:
+        meta = op.meta
+
+        def checked(*args):
+            meta(*args)
+            return fn(*args)
+
+        return checked
+    return fn
+
+
+def _missing_message(op, layer: Layer, backend: str | None) -> str:
+    having = sorted({b for (lay, b) in op._kernels if b is not None and lay is Layer.Dense})
+    extra = f"; backends with a kernel: {', '.join(having)}" if having else ""
+    return (
+        f"{op.name}: no kernel for key {layer.name}×{backend} "
+        f"(no backend kernel, fallback or decomposition){extra}"
+    )
+
+
+def register_kernel(op, layer: Layer, backend: str | None, fn, source: str, deterministic=True):
+    """Register ``fn`` for ``op`` at (layer, backend); ``backend=None`` means every backend."""
+    if backend is not None:
+        _keys.backend_bit(backend)
+    op._kernels[(layer, backend)] = _make_kernel(fn, source, deterministic)
+    invalidate()
+
+
+def register_composite_explicit(op, fn, source: str, deterministic=True):
+    """Register one kernel used at Dense by every backend without its own."""
+    op._composite_explicit = _make_kernel(fn, source, deterministic)
+    invalidate()
+
+
+def register_fallback(layer: Layer, backend: str, fn, source: str):
+    """Register a boxed kernel ``fn(op, *args)`` for every op at (layer, backend)."""
+    _fallbacks[(layer, backend)] = _make_kernel(fn, source, True)
+    invalidate()
+
+
+def _make_kernel(fn, source, deterministic):
+    from ._ops import Kernel
+
+    return Kernel(fn, source, deterministic)
+
+
+def invalidate():
+    """Forget every resolved kernel (after any registration)."""
+    for op in _ops_with_cache:
+        op._cache.clear()
+
+
+class Explanation:
+    """What ``explain`` found: the key set, the chosen kernel and the reasons."""
+
+    def __init__(self, op, keyset: int, kernel, reasons):
+        self.op, self.keyset, self.kernel, self.reasons = op, keyset, kernel, reasons
+
+    def __str__(self):
+        return f"{self.op.name}\n  " + "\n  ".join(self.reasons)
+
+    __repr__ = __str__
+
+
+def explain(op, *args, **kwargs) -> Explanation:
+    """Say which key and kernel a call of ``op`` with these arguments would take, and why."""
+    from ._ops import OpPacket, _binds
+
+    if isinstance(op, OpPacket):
+        candidates = [o for o in op.overloads.values() if _binds(o, args, kwargs)]
+        if not candidates:
+            raise TypeError(f"explain: no overload of {op.name} matches these arguments")
+        op = candidates[0]
+    captured = {}
+
+    def capture(_op, keyset, bound):
+        captured["keyset"], captured["args"] = keyset, bound
+
+    _binding.make_entry(op, capture, factory_keys, cache={})(*args, **kwargs)
+    keyset, bound = captured["keyset"], captured["args"]
+    backends = keyset >> LAYER_BITS
+    if backends & (backends - 1):
+        keyset = _mixed_device_keyset(op, keyset, bound)
+    kernel, reasons = _resolve(op, keyset)
+    return Explanation(op, keyset, kernel, reasons)

@@ -1,0 +1,83 @@
+"""Dispatch keys: ordered functionality layers times unordered backend bits.
+
+A key set is a Python int. Its low ``LAYER_BITS`` bits are functionality
+layers, higher bit = higher priority. The bits above are backends, one each,
+handed out when a backend registers, so there is no fixed enum of devices and
+no reserved "private use" slot: a vendor's device gets a bit like ours do.
+A runtime key is one layer plus one backend, e.g. ``(Layer.Autocast, "cuda")``.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class Layer(enum.IntEnum):
+    """Functionality layers, lowest priority first (the value is the bit)."""
+
+    Dense = 0
+    Quantized = 1
+    Autograd = 2  # planned
+    Autocast = 3
+    Trace = 4  # planned
+    Python = 5  # profiler and Python modes
+
+
+LAYER_BITS = 8
+LAYER_MASK = (1 << LAYER_BITS) - 1
+ALL_LAYERS = LAYER_MASK
+
+
+class Alias(enum.Enum):
+    """Registration-only keys that expand to many runtime keys."""
+
+    CompositeImplicit = "CompositeImplicit"  # the op's decomposition; every backend
+    CompositeExplicit = "CompositeExplicit"  # one kernel for every backend's Dense key
+
+
+def layer_bit(layer: Layer) -> int:
+    """The key-set bit of a functionality layer."""
+    return 1 << layer
+
+
+def layers_at_and_above(layer: Layer) -> int:
+    """Mask of ``layer`` and every layer above it (what a layer masks to redispatch)."""
+    return LAYER_MASK & ~((1 << layer) - 1)
+
+
+_backend_names: list[str] = []
+_backend_bits: dict[str, int] = {}
+
+
+def backend_bit(device_type: str) -> int:
+    """The key-set bit of a backend, allocated on first request."""
+    bit = _backend_bits.get(device_type)
+    if bit is None:
+        bit = 1 << (LAYER_BITS + len(_backend_names))
+        _backend_names.append(device_type)
+        _backend_bits[device_type] = bit
+    return bit
+
+
+def backend_names(keyset: int) -> list[str]:
+    """Names of the backends whose bits are set in ``keyset``, in bit order."""
+    bits = keyset >> LAYER_BITS
+    return [name for i, name in enumerate(_backend_names) if bits >> i & 1]
+
+
+def highest_backend(keyset: int) -> str | None:
+    """The backend with the highest bit in ``keyset`` (None if there is none)."""
+    bits = keyset >> LAYER_BITS
+    return _backend_names[bits.bit_length() - 1] if bits else None
+
+
+def highest_layer(keyset: int) -> Layer | None:
+    """The highest-priority functionality layer set in ``keyset``."""
+    bits = keyset & LAYER_MASK
+    return Layer(bits.bit_length() - 1) if bits else None
+
+
+def format_keyset(keyset: int) -> str:
+    """Readable form, e.g. ``DispatchKeySet(Dense, Autocast | cpu)``."""
+    layers = [layer.name for layer in Layer if keyset >> layer & 1]
+    return f"DispatchKeySet({', '.join(layers)} | {', '.join(backend_names(keyset))})"

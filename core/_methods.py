@@ -1,0 +1,302 @@
+"""Tensor methods, Python operators and the ``opweave.*`` functions.
+
+Data access (``item``, ``tolist``, ``numpy``, DLPack, ``to``) is written here;
+every canonical op whose first argument is ``Tensor self`` also becomes a
+method, and every canonical packet becomes an ``opweave.<name>`` function.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _backends, _dtype
+from ._device import as_device
+from ._ops import canonical, prims
+from ._tensor import Tensor
+
+_OPERAND_TYPES = (Tensor, int, float, bool, complex, np.generic)
+
+# Python operator -> (canonical op, reflected?)
+BINARY_OPERATORS = {
+    "__add__": ("add", False),
+    "__radd__": ("add", True),
+    "__sub__": ("sub", False),
+    "__rsub__": ("sub", True),
+    "__mul__": ("mul", False),
+    "__rmul__": ("mul", True),
+    "__truediv__": ("div", False),
+    "__rtruediv__": ("div", True),
+    "__floordiv__": ("floor_divide", False),
+    "__rfloordiv__": ("floor_divide", True),
+    "__mod__": ("remainder", False),
+    "__rmod__": ("remainder", True),
+    "__pow__": ("pow", False),
+    "__rpow__": ("pow", True),
+    "__matmul__": ("matmul", False),
+    "__rmatmul__": ("matmul", True),
+    "__and__": ("bitwise_and", False),
+    "__rand__": ("bitwise_and", True),
+    "__or__": ("bitwise_or", False),
+    "__ror__": ("bitwise_or", True),
+    "__xor__": ("bitwise_xor", False),
+    "__rxor__": ("bitwise_xor", True),
+    "__lshift__": ("bitwise_left_shift", False),
+    "__rlshift__": ("bitwise_left_shift", True),
+    "__rshift__": ("bitwise_right_shift", False),
+    "__rrshift__": ("bitwise_right_shift", True),
+    "__eq__": ("eq", False),
+    "__ne__": ("ne", False),
+    "__lt__": ("lt", False),
+    "__le__": ("le", False),
+    "__gt__": ("gt", False),
+    "__ge__": ("ge", False),
+}
+INPLACE_OPERATORS = {
+    "__iadd__": "add_",
+    "__isub__": "sub_",
+    "__imul__": "mul_",
+    "__itruediv__": "div_",
+    "__ifloordiv__": "floor_divide_",
+    "__imod__": "remainder_",
+    "__ipow__": "pow_",
+    "__iand__": "bitwise_and_",
+    "__ior__": "bitwise_or_",
+    "__ixor__": "bitwise_xor_",
+    "__ilshift__": "bitwise_left_shift_",
+    "__irshift__": "bitwise_right_shift_",
+}
+UNARY_OPERATORS = {"__neg__": "neg", "__pos__": "positive", "__abs__": "abs", "__invert__": "bitwise_not"}
+
+
+def _binary(packet, reflected: bool):
+    tensor_overload = packet.overloads.get("Tensor") or next(iter(packet.overloads.values()))
+    entry = tensor_overload._entry
+
+    if reflected:
+
+        def operator(self, other):
+            if isinstance(other, _OPERAND_TYPES):
+                return entry(other, self) if isinstance(other, Tensor) else packet(_scalar_like(other, self), self)
+            return NotImplemented
+
+    else:
+
+        def operator(self, other):
+            if isinstance(other, _OPERAND_TYPES):
+                return entry(self, other)
+            return NotImplemented
+
+    return operator
+
+
+def _scalar_like(value, like: Tensor):
+    """A reflected operand as a wrapped scalar on ``like``'s device (``2 - t``)."""
+    from ._tensor import wrap_scalar
+
+    return wrap_scalar(value)
+
+
+def _inplace(packet):
+    def operator(self, other):
+        packet(self, other)
+        return self
+
+    return operator
+
+
+def _unary(packet):
+    def operator(self):
+        return packet(self)
+
+    return operator
+
+
+def _method(packet):
+    def method(self, *args, **kwargs):
+        return packet(self, *args, **kwargs)
+
+    method.__name__ = packet.name
+    method.__doc__ = next(iter(packet.overloads.values())).__doc__
+    return method
+
+
+def install(namespace: dict) -> None:
+    """Attach op methods and operators to Tensor, and op functions to ``namespace`` (``opweave``)."""
+    for name, packet in canonical._packets.items():
+        if name not in namespace:
+            namespace[name] = packet
+        first = packet.overloads[next(iter(packet.overloads))].schema.arguments
+        if first and first[0].name == "self" and first[0].type.name == "Tensor" and not hasattr(Tensor, name):
+            setattr(Tensor, name, _method(packet))
+    for dunder, (name, reflected) in BINARY_OPERATORS.items():
+        if name in canonical._packets:
+            setattr(Tensor, dunder, _binary(canonical._packets[name], reflected))
+    for dunder, name in INPLACE_OPERATORS.items():
+        if name in canonical._packets:
+            setattr(Tensor, dunder, _inplace(canonical._packets[name]))
+    for dunder, name in UNARY_OPERATORS.items():
+        if name in canonical._packets:
+            setattr(Tensor, dunder, _unary(canonical._packets[name]))
+    Tensor.__hash__ = object.__hash__
+
+
+# -- data access ----------------------------------------------------------
+
+
+def _host(t: Tensor) -> np.ndarray:
+    return _backends.get(t.device.type).copy_to_host(t)
+
+
+def item(self):
+    """The value of a one-element tensor as a Python number."""
+    return prims.item(self)
+
+
+def tolist(self):
+    """The elements as (nested) Python lists of numbers."""
+    array = _host(self)
+    if self.dtype is _dtype.bfloat16 or self.dtype.is_float8 or self.dtype is _dtype.float16:
+        array = array.astype(np.float64)
+    return array.tolist()
+
+
+def numpy(self, *, force: bool = False) -> np.ndarray:
+    """A NumPy array sharing memory with this CPU tensor (``force=True`` copies from other devices)."""
+    view = _backends.get(self.device.type).host_view(self)
+    if view is not None:
+        return view
+    if force:
+        return _host(self)
+    raise TypeError(f"numpy(): can't convert a {self.device.type} tensor to NumPy; use .cpu() first")
+
+
+def __array__(self, dtype=None, copy=None):
+    array = numpy(self, force=copy is not False)
+    if dtype is not None and array.dtype != dtype:
+        if copy is False:
+            raise ValueError("__array__: a dtype change needs a copy, but copy=False")
+        return array.astype(dtype)
+    return array.copy() if copy else array
+
+
+def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+    view = _backends.get(self.device.type).host_view(self)
+    if view is None:
+        exporter = getattr(_backends.get(self.device.type), "dlpack", None)
+        if exporter is None:
+            raise BufferError(f"__dlpack__: the {self.device.type} backend cannot export DLPack")
+        return exporter(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+    kwargs = {"stream": stream}
+    if max_version is not None:
+        kwargs["max_version"] = max_version
+    if dl_device is not None:
+        kwargs["dl_device"] = dl_device
+    if copy is not None:
+        kwargs["copy"] = copy
+    return view.__dlpack__(**kwargs)
+
+
+def __dlpack_device__(self):
+    backend = _backends.get(self.device.type)
+    if backend.dlpack_device_type is None:
+        raise BufferError(f"__dlpack_device__: the {self.device.type} backend has no DLPack device type")
+    return (backend.dlpack_device_type, self.device.index or 0)
+
+
+def to(self, *args, device=None, dtype=None, non_blocking=False, copy=False):
+    """Convert to another device and/or dtype: ``t.to("cpu")``, ``t.to(opweave.float64)``, ``t.to(other)``."""
+    for arg in args:
+        if isinstance(arg, _dtype.dtype):
+            dtype = arg
+        elif isinstance(arg, Tensor):
+            device, dtype = arg.device, arg.dtype
+        elif isinstance(arg, str) or type(arg).__name__ == "device":
+            device = arg
+        else:
+            raise TypeError(f"to(): unexpected argument of type {type(arg).__name__}")
+    if dtype is not None and not isinstance(dtype, _dtype.dtype):
+        raise TypeError(f"to(): argument 'dtype' must be opweave.dtype, not {type(dtype).__name__}")
+    dev = as_device(device)
+    out = self
+    if dev is not None and (dev.type != self.device.type or (dev.index or 0) != (self.device.index or 0)):
+        out = prims.device_put(out, dev, non_blocking)
+    if dtype is not None and dtype is not out.dtype:
+        out = prims.convert_element_type(out, dtype)
+    if copy and out is self:
+        out = prims.clone(self)
+    return out
+
+
+def cpu(self):
+    """This tensor on the CPU (itself if already there)."""
+    return to(self, "cpu")
+
+
+def __bool__(self):
+    if self.numel() != 1:
+        raise RuntimeError(f"Boolean value of Tensor with {self.numel()} values is ambiguous")
+    return bool(item(self))
+
+
+def __int__(self):
+    if self.numel() != 1:
+        raise ValueError(f"only one-element tensors can be converted to Python scalars (got {self.numel()})")
+    return int(item(self).real if isinstance(item(self), complex) else item(self))
+
+
+def __float__(self):
+    if self.numel() != 1:
+        raise ValueError(f"only one-element tensors can be converted to Python scalars (got {self.numel()})")
+    return float(item(self))
+
+
+def __complex__(self):
+    if self.numel() != 1:
+        raise ValueError(f"only one-element tensors can be converted to Python scalars (got {self.numel()})")
+    return complex(item(self))
+
+
+def __index__(self):
+    if self.dtype.kind not in ("int", "uint", "bool") or self.numel() != 1:
+        raise TypeError("only integer tensors of a single element can be converted to an index")
+    return int(item(self))
+
+
+def __len__(self):
+    if not self.shape:
+        raise TypeError("len() of a 0-d tensor")
+    return self.shape[0]
+
+
+def __iter__(self):
+    if not self.shape:
+        raise TypeError("iteration over a 0-d tensor")
+    return (self[i] for i in range(self.shape[0]))
+
+
+def __repr__(self):
+    from ._format import format_tensor
+
+    return format_tensor(self)
+
+
+for _fn in (
+    item,
+    tolist,
+    numpy,
+    __array__,
+    __dlpack__,
+    __dlpack_device__,
+    to,
+    cpu,
+    __bool__,
+    __int__,
+    __float__,
+    __complex__,
+    __index__,
+    __len__,
+    __iter__,
+    __repr__,
+):
+    setattr(Tensor, _fn.__name__, _fn)
+del _fn

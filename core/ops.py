@@ -1,0 +1,19 @@
+"""``opweave.ops``: every operator, by name.
+
+``opweave.ops.add.Tensor`` is a canonical overload, ``opweave.ops.prims.sin``
+a prim packet; :func:`catalog` lists them all.
+"""
+
+from __future__ import annotations
+
+from ._ops import OpOverload, OpPacket, canonical, catalog, lookup, prims
+
+__all__ = ["OpOverload", "OpPacket", "catalog", "lookup", "prims"]
+
+
+def __getattr__(name: str) -> OpPacket:
+    return getattr(canonical, name)
+
+
+def __dir__():
+    return sorted(set(__all__) | set(dir(canonical)))

@@ -1,0 +1,20 @@
+"""opweave's CPU backend: every prim as a NumPy/SciPy kernel.
+
+Registered through the entry point group ``opweave.backends`` like any
+third-party plugin; the core never imports it by name.
+"""
+
+from __future__ import annotations
+
+import opweave
+
+from ._backend import BACKEND
+
+
+@opweave.hookimpl
+def opweave_register(registry):
+    """Declare the CPU backend and register its kernels."""
+    from .kernels import register_all
+
+    registry.backend(BACKEND)
+    register_all(registry)

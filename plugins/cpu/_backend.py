@@ -1,0 +1,103 @@
+"""The CPU device: storage is a NumPy byte buffer, kernels are NumPy/SciPy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import opweave
+from opweave.backends import Backend, Storage
+
+CPU = opweave.device("cpu")
+
+
+class CPUBackend(Backend):
+    """Host memory through NumPy. Also the reference backend of the conformance suite."""
+
+    name = "cpu"
+    dlpack_device_type = 1  # kDLCPU
+    autocast_dtype = opweave.bfloat16
+
+    def allocate(self, nbytes: int, device):
+        """A new uninitialised byte buffer."""
+        return Storage(np.empty(nbytes, np.uint8), nbytes, CPU, self)
+
+    def copy_from_host(self, array: np.ndarray, device):
+        """A new storage holding a copy of ``array``'s bytes."""
+        flat = np.array(array, copy=True, order="C").reshape(-1)
+        return Storage(flat, flat.nbytes, CPU, self)
+
+    def copy_to_host(self, tensor) -> np.ndarray:
+        """A C-contiguous copy of the tensor's elements."""
+        return np.array(native(tensor), copy=True, order="C")
+
+    def host_view(self, tensor) -> np.ndarray:
+        """The tensor's elements as a NumPy view (shares memory)."""
+        return native(tensor)
+
+    def data_ptr(self, storage) -> int:
+        """Address of the storage's first byte."""
+        return storage.handle.__array_interface__["data"][0]
+
+    def strides_of(self, tensor) -> tuple:
+        """Strides (in elements) of a tensor made from a NumPy result."""
+        item = tensor._dtype.itemsize
+        return tuple(s // item for s in native(tensor).strides)
+
+    def from_host(self, array: np.ndarray, device):
+        """A CPU tensor holding a copy of ``array``."""
+        return wrap(np.array(array, copy=True, order="C"))
+
+
+BACKEND = CPUBackend()
+_KEYS = None
+
+
+def native(t) -> np.ndarray:
+    """The NumPy view of a CPU tensor (cached on the tensor)."""
+    a = t._native
+    if a is None:
+        a = _materialise(t)
+    return a
+
+
+def _materialise(t) -> np.ndarray:
+    item = t._dtype.itemsize
+    shape = t._shape
+    if 0 in shape:
+        a = np.empty(shape, t._dtype.numpy)
+    else:
+        strides = tuple(s * item for s in t._stride)
+        a = np.ndarray(shape, t._dtype.numpy, t._storage.handle, t._offset * item, strides)
+    t._native = a
+    return a
+
+
+def wrap(a, dtype=None):
+    """A CPU tensor owning the fresh NumPy result ``a`` (no copy when ``a`` is dense)."""
+    global _KEYS
+    if type(a) is not np.ndarray:
+        a = np.asarray(a)
+    if dtype is None:
+        dtype = opweave.dtype_of_numpy(a.dtype)
+    elif a.dtype != dtype.numpy:
+        a = a.astype(dtype.numpy)
+    if a.flags.c_contiguous:
+        flat = a.reshape(-1)
+    else:
+        flat = _dense_flat(a)
+        if flat is None:
+            a = np.ascontiguousarray(a)
+            flat = a.reshape(-1)
+    if _KEYS is None:
+        _KEYS = opweave.Tensor._make(Storage(flat, 0, CPU, BACKEND), (), (), 0, dtype, CPU)._keys
+    storage = Storage(flat, flat.nbytes, CPU, BACKEND)
+    return opweave.Tensor._make(storage, a.shape, None, 0, dtype, CPU, _KEYS, a)
+
+
+def _dense_flat(a):
+    """A 1-D view of ``a``'s memory if ``a`` is a permuted dense array starting at its first byte."""
+    order = sorted(range(a.ndim), key=lambda d: a.strides[d], reverse=True)
+    if any(s < 0 for s in a.strides):
+        return None
+    p = a.transpose(order)
+    return p.reshape(-1) if p.flags.c_contiguous else None
