@@ -7,6 +7,8 @@ and dispatch keys; devices arrive as plugins (entry point group
 
 from __future__ import annotations
 
+import importlib.metadata as _metadata
+
 from . import _backends, _dtype
 from ._device import device, get_default_device, set_default_device
 from ._dtype import (
@@ -42,11 +44,14 @@ from ._dtype import (
 from ._hookspecs import hookimpl, hookspec
 from ._tensor import Size, Tensor
 
+try:
+    __version__ = _metadata.version("opweave")
+except _metadata.PackageNotFoundError:  # running from a source tree
+    __version__ = "0.0.0"
+
 bool = _dtype.bool_  # noqa: A001 - torch-style dtype names
 float = float32  # noqa: A001
 int = int32  # noqa: A001
-cpu_dtype = None
-del cpu_dtype
 
 
 class OutOfMemoryError(RuntimeError):

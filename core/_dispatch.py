@@ -22,6 +22,8 @@ validates inputs identically.
 
 from __future__ import annotations
 
+import contextlib
+
 from . import _binding, _keys
 from ._keys import LAYER_BITS, Layer
 
@@ -58,6 +60,29 @@ def dispatch(op, keyset: int, args: tuple):
         return _resolve(op, keyset)[0](*args)
     kernel = _resolve(op, keyset)[0]
     op._cache[keyset] = kernel
+    return kernel(*args)
+
+
+def call_positional(op, args: tuple):
+    """Run ``op`` on already-bound arguments (every argument positional, in schema order)."""
+    from ._state import local
+    from ._tensor import Tensor
+
+    keyset = 0
+    for value in args:
+        if isinstance(value, Tensor):
+            keyset |= value._keys
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                if isinstance(item, Tensor):
+                    keyset |= item._keys
+    if not keyset:
+        keyset = factory_keys(op, args)
+    state = local()
+    keyset = (keyset | state.included) & ~state.excluded
+    kernel = op._cache.get(keyset)
+    if kernel is None:
+        return dispatch(op, keyset, args)
     return kernel(*args)
 
 
@@ -176,6 +201,22 @@ def register_kernel(op, layer: Layer, backend: str | None, fn, source: str, dete
         _keys.backend_bit(backend)
     op._kernels[(layer, backend)] = _make_kernel(fn, source, deterministic)
     invalidate()
+
+
+@contextlib.contextmanager
+def registered(op, fn, *, backend: str | None, layer: Layer = Layer.Dense, source: str = "override"):
+    """Register ``fn`` for ``op`` at (layer, backend) inside a ``with`` block; the previous kernel returns after."""
+    key = (layer, backend)
+    previous = op._kernels.get(key)
+    register_kernel(op, layer, backend, fn, source)
+    try:
+        yield op
+    finally:
+        if previous is None:
+            op._kernels.pop(key, None)
+        else:
+            op._kernels[key] = previous
+        invalidate()
 
 
 def register_composite_explicit(op, fn, source: str, deterministic=True):

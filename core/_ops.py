@@ -91,6 +91,12 @@ class OpOverload:
 
         return (Layer.Dense, backend) in self._kernels
 
+    def call_bound(self, *args):
+        """Call with every argument positional in schema order (no binding or coercion)."""
+        from ._dispatch import call_positional
+
+        return call_positional(self, args)
+
     def redispatch(self, keyset: int, *args):
         """Call the op again with an explicit key set (layers use this to go below themselves)."""
         from ._dispatch import dispatch_with_keyset
@@ -115,17 +121,41 @@ class OpPacket:
 
     def __call__(self, *args, **kwargs):
         overloads = [o for o in self.overloads.values() if o.variant != "out"]
+        if "out" in kwargs and kwargs["out"] is not None:
+            overloads = [o for o in self.overloads.values() if o.variant == "out"] or overloads
+        elif "out" in kwargs:
+            kwargs = {k: v for k, v in kwargs.items() if k != "out"}
         if len(overloads) == 1:
-            return overloads[0](*args, **kwargs)
+            return overloads[0](*pack_varargs(overloads[0], args), **kwargs)
         errors = []
         for op in overloads:
-            if _binds(op, args, kwargs):
-                return op(*args, **kwargs)
+            packed = pack_varargs(op, args)
+            if _binds(op, packed, kwargs):
+                return op(*packed, **kwargs)
             errors.append(str(op.schema))
         raise TypeError(f"{self.name}(): no overload matches these arguments; candidates:\n  " + "\n  ".join(errors))
 
     def __repr__(self):
         return f"<OpPacket {self.name} overloads={list(self.overloads)}>"
+
+
+def pack_varargs(op: OpOverload, args: tuple) -> tuple:
+    """PyTorch's varargs sizes: ``empty(2, 3)`` and ``t.view(2, 3)`` mean ``empty((2, 3))``.
+
+    Applies when the op's last positional argument is an int list and the caller
+    passed more positional ints than the op has positional arguments.
+    """
+    positional = [a for a in op.schema.arguments if not a.kwarg_only]
+    if not positional or len(args) <= len(positional):
+        return args
+    last = positional[-1].type
+    if not (last.is_list and last.name in ("int", "SymInt")):
+        return args
+    start = len(positional) - 1
+    tail = args[start:]
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in tail):
+        return args[:start] + (tuple(tail),)
+    return args
 
 
 def _binds(op: OpOverload, args, kwargs) -> bool:

@@ -157,7 +157,7 @@ class OpSchema:
     """A parsed operator schema.
 
     ``returns_tuple`` is True when the returns were written in parentheses; it is forced to
-    True when there are not exactly one return (those are always parenthesized).
+    True unless there is exactly one return (zero or several are always parenthesized).
     """
 
     namespace: str
@@ -242,9 +242,10 @@ def _render(value: object, quote: bool) -> str:
     raise TypeError(f"cannot render default value {value!r}")
 
 
-# Fast path: one regex match per argument, each argument's text looked up in a cache (schemas
-# repeat "Tensor self", "Scalar alpha=1", ... a lot). Anything it does not handle (odd spacing,
-# errors) goes to the token parser, which is exact and reports the error column.
+# Fast path: one regex match per argument, whose text is looked up in a cache (schemas repeat
+# "Tensor self", "Scalar alpha=1", ... a lot); on a miss, one more regex splits it into type, name
+# and default, the type and default texts again cached. Anything else (odd spacing, errors) goes
+# to the token parser, which is exact and reports the error column.
 _HEAD = re.compile(r"\s*(?:([A-Za-z_]\w*)::)?([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*))?\((\s*\))?", re.A)
 _ARG = re.compile(
     r"""\s*(?:(\*)\s*|(  # "*" alone, or the text of one argument up to the next , or )
@@ -252,11 +253,48 @@ _ARG = re.compile(
     ))([,)])""",
     re.VERBOSE | re.ASCII | re.DOTALL,
 )
+_ARG_PARTS = re.compile(
+    r"\s*([A-Za-z]\w*(?:\([^()]*\))?\??(?:\[\d*\]\??)?)\s+([A-Za-z_]\w*)\s*(?:=\s*(.*?))?\s*",
+    re.ASCII | re.DOTALL,
+)
 _ARROW = re.compile(r"\s*->")
-_TYPES: dict[tuple, SchemaType] = {}
+_TYPES: dict[tuple, SchemaType] = {}  # interned types, by their parts
+_PIECES: dict[str, object] = {}  # type text -> SchemaType; "=" + default text -> value
 _ARGS: dict[tuple[str, bool], Argument] = {}
 _RETURNS: dict[str, tuple[tuple[Return, ...], bool]] = {}
 _CACHE_LIMIT = 8192
+_MISS = object()
+
+
+def _memo(cache: dict, key: object, parse, *args: object) -> object:
+    """``cache[key]``, computed as ``parse(*args)`` on a miss."""
+    value = cache.get(key, _MISS)
+    if value is _MISS:
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        value = cache[key] = parse(*args)
+    return value
+
+
+def _parse_piece(text: str, parse) -> object:
+    """Parse the whole of ``text`` with the ``_Parser`` method ``parse``."""
+    parser = _Parser(text)
+    value = parse(parser)
+    parser.end()
+    return value
+
+
+def _argument(raw: str, kwarg_only: bool) -> Argument:
+    """Parse one argument's text, reusing the types and defaults parsed before."""
+    m = _ARG_PARTS.fullmatch(raw)
+    if m is None:
+        return _Parser(raw).lone_argument(kwarg_only)
+    type_text, name, default_text = m.groups()
+    typ = _memo(_PIECES, type_text, _parse_piece, type_text, _Parser.type)
+    if default_text is None:
+        return Argument(name, typ, NO_DEFAULT, kwarg_only)
+    default = _memo(_PIECES, "=" + default_text, _parse_piece, default_text, _Parser.default)
+    return Argument(name, typ, default, kwarg_only)
 
 
 def _parse_fast(text: str) -> OpSchema | None:
@@ -280,12 +318,8 @@ def _parse_fast(text: str) -> OpSchema | None:
                 return None
             kwarg_only = True
         else:
-            arg = _ARGS.get((raw, kwarg_only))
-            if arg is None:
-                arg = _Parser(raw).lone_argument(kwarg_only)
-                if len(_ARGS) > _CACHE_LIMIT:
-                    _ARGS.clear()
-                _ARGS[raw, kwarg_only] = arg
+            key = (raw, kwarg_only)
+            arg = _ARGS.get(key) or _memo(_ARGS, key, _argument, raw, kwarg_only)
             if arg.name in names:
                 return None
             names.add(arg.name)
@@ -296,12 +330,7 @@ def _parse_fast(text: str) -> OpSchema | None:
     if m is None:
         return None
     raw = text[m.end() :]
-    returns = _RETURNS.get(raw)
-    if returns is None:
-        returns = _Parser(raw).lone_returns()
-        if len(_RETURNS) > _CACHE_LIMIT:
-            _RETURNS.clear()
-        _RETURNS[raw] = returns
+    returns = _memo(_RETURNS, raw, _parse_piece, raw, _Parser.returns)
     return OpSchema(namespace or "", name, overload or "", tuple(args), *returns)
 
 
@@ -375,7 +404,9 @@ class _Parser:
             if not closed:
                 self.expect(",", "',' or ')'")
         self.expect("->")
-        return OpSchema(namespace, name, overload, tuple(args), *self.lone_returns())
+        returns = self.returns()
+        self.end()
+        return OpSchema(namespace, name, overload, tuple(args), *returns)
 
     def argument(self, kwarg_only: bool, seen: set[str]) -> Argument:
         typ = self.type()
@@ -392,15 +423,14 @@ class _Parser:
         self.end("',' or ')'")
         return arg
 
-    def lone_returns(self) -> tuple[tuple[Return, ...], bool]:
-        """Parse the rest of the text as the returns; also say whether they were parenthesized."""
+    def returns(self) -> tuple[tuple[Return, ...], bool]:
+        """Parse the returns; also say whether they were parenthesized."""
         seen: set[str] = set()
         if self.accept("("):
             returns = [] if self.accept(")") else self.sequence(lambda: self.ret(seen), ")")
             paren = True
         else:
             returns, paren = [self.ret(seen)], False
-        self.end()
         return tuple(returns), paren
 
     def ret(self, seen: set[str]) -> Return:
@@ -444,12 +474,7 @@ class _Parser:
             key = (name, self.accept("?"), True, size, optional, alias)
         else:
             key = (name, optional, False, None, False, alias)
-        typ = _TYPES.get(key)
-        if typ is None:
-            if len(_TYPES) > _CACHE_LIMIT:
-                _TYPES.clear()
-            typ = _TYPES[key] = SchemaType(*key)
-        return typ
+        return _TYPES.get(key) or _memo(_TYPES, key, SchemaType, *key)
 
     def default(self) -> object:
         if self.accept("["):

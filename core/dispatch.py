@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ._dispatch import Explanation, explain, register_kernel
-from ._keys import Alias, Layer, backend_bit, format_keyset
+from ._dispatch import Explanation, explain, register_fallback, register_kernel, registered
+from ._keys import Alias, Layer, backend_bit, format_keyset, layer_bit, layers_at_and_above
 from ._state import keys_excluded, keys_included
 
 __all__ = [
@@ -15,5 +15,9 @@ __all__ = [
     "format_keyset",
     "keys_excluded",
     "keys_included",
+    "layer_bit",
+    "layers_at_and_above",
+    "register_fallback",
     "register_kernel",
+    "registered",
 ]

@@ -13,11 +13,10 @@ import pickle
 
 import ml_dtypes
 import numpy as np
+import opweave._dtype as D
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import opweave._dtype as D
 
 AB = {
     "b": D.bool_,
@@ -235,14 +234,14 @@ def test_all_dtypes_order_and_attributes():
 def test_aliases():
     """torch-style aliases name the same singletons, and builtins stay intact."""
     assert D.half is D.float16
-    assert getattr(D, "float") is D.float32
+    assert D.float is D.float32
     assert D.double is D.float64
     assert D.long is D.int64
-    assert getattr(D, "int") is D.int32
+    assert D.int is D.int32
     assert D.short is D.int16
     assert D.cfloat is D.complex64
     assert D.cdouble is D.complex128
-    assert getattr(D, "bool") is D.bool_
+    assert D.bool is D.bool_
     assert builtins.bool(1) is True  # the module did not clobber builtins
     assert not {"bool", "float", "int"} & set(D.__all__)
     assert all(hasattr(D, name) for name in D.__all__)

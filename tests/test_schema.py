@@ -417,6 +417,15 @@ def test_misc_accepted_forms():
     assert parse_schema("f(Tensor x) -> Tensor y").returns == (Return("y", SchemaType("Tensor")),)
 
 
+def test_dunder_names():
+    # Only "__i...__" dunders are in-place; "__and__" with an out argument is an out variant.
+    s = parse_schema("__and__.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)")
+    assert (s.is_inplace, s.is_out, s.mutated_arguments) == (False, True, ("out",))
+    s = parse_schema("__ior__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)")
+    assert (s.is_inplace, s.is_out, s.mutated_arguments) == (True, False, ("self",))
+    assert not parse_schema("__ior__.Scalar(Tensor self, Scalar other) -> Tensor").is_inplace
+
+
 def test_hand_built_schema_round_trips():
     s = OpSchema(
         "myns",

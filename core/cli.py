@@ -1,0 +1,81 @@
+"""The ``opweave`` command: ``doctor`` and ``ops`` (and ``conformance`` once installed)."""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+
+
+def doctor(args) -> int:
+    """List every backend with availability and reason, and run a small program on each available device."""
+    import opweave
+
+    print(f"opweave {opweave.__version__}")
+    rows = opweave.backends.status()
+    print(rows)
+    failures = 0
+    for row in rows:
+        if not row.available or row.name == "meta":
+            continue
+        try:
+            checked = _smoke(opweave, row.name)
+            print(f"  {row.name}: {checked}")
+        except Exception as exc:  # report, keep checking the other devices
+            failures += 1
+            print(f"  {row.name}: FAILED: {type(exc).__name__}: {exc}")
+    meta = opweave.ops.matmul(opweave.empty(3, 4, device="meta"), opweave.empty(4, 5, device="meta"))
+    print(f"  meta: matmul of [3, 4] and [4, 5] has shape {list(meta.shape)}")
+    return 1 if failures else 0
+
+
+def _smoke(opweave, device_type: str) -> str:
+    """A small program: arithmetic, a reduction, a matmul and softmax, checked against NumPy."""
+    import numpy as np
+
+    a_np = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+    b_np = np.linspace(-1, 1, 20, dtype=np.float32).reshape(4, 5)
+    a = opweave.tensor(a_np, device=device_type)
+    b = opweave.tensor(b_np, device=device_type)
+    c = opweave.softmax(a @ b + 1.5, dim=-1).sum(dim=0)
+    logits = a_np @ b_np + 1.5
+    expected = (np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)).sum(0)
+    got = c.cpu().numpy()
+    if not np.allclose(got, expected, rtol=1e-5, atol=1e-6):
+        raise AssertionError(f"wrong result: {got} != {expected}")
+    return f"ok (softmax(a @ b + 1.5).sum(0) = {np.round(got, 4).tolist()})"
+
+
+def ops_command(args) -> int:
+    """Print the operator catalog with counts."""
+    import opweave
+
+    ops = opweave.ops.catalog(kind=args.kind, tag=args.tag)
+    for op in ops:
+        tags = ",".join(sorted(op.tags))
+        print(f"{op.kind:<9} {str(op.schema)}  [{tags}]")
+    kinds = collections.Counter(op.kind for op in ops)
+    functional = sum(1 for op in ops if op.kind == "canonical" and op.variant is None)
+    generated = sum(1 for op in ops if op.variant is not None)
+    print(
+        f"\n{len(ops)} overloads: {kinds.get('prim', 0)} prims, {kinds.get('canonical', 0)} canonical "
+        f"({functional} functional, {generated} generated in-place/out= variants)"
+    )
+    return 0
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``opweave`` command."""
+    parser = argparse.ArgumentParser(prog="opweave", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("doctor", help="list backends and run a small program on each available device")
+    ops = sub.add_parser("ops", help="list operators")
+    ops.add_argument("--kind", choices=["prim", "canonical"])
+    ops.add_argument("--tag")
+    args = parser.parse_args(argv)
+    handler = {"doctor": doctor, "ops": ops_command}[args.command]
+    return handler(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Install opweave with its test dependencies, lint, and run the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python -m pip install --quiet --upgrade pip
+python -m pip install --quiet -e ".[test]"
+ruff check .
+ruff format --check .
+python -m pytest -q -p no:cacheprovider -n auto --dist loadfile

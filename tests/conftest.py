@@ -1,0 +1,25 @@
+"""Shared test configuration: hypothesis profiles sized for CI, and fixtures."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.register_profile("dev", max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("full", max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("OPWEAVE_HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.fixture
+def restore_default_dtype():
+    """Restore the default dtype after a test that changes it."""
+    import opweave
+
+    saved = opweave.get_default_dtype()
+    yield
+    opweave.set_default_dtype(saved)
