@@ -73,6 +73,7 @@ from . import prims as _prims  # noqa: E402,F401  (defines the prim catalog)
 from . import refs as _refs  # noqa: E402,F401  (defines the canonical ops)
 from . import backends, dispatch, ops  # noqa: E402
 from ._factories import as_tensor, from_dlpack, from_numpy, tensor  # noqa: E402
+from ._format import set_printoptions  # noqa: E402
 from ._methods import install as _install_methods  # noqa: E402
 
 _backends.register_builtin(_meta.backend())

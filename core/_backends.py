@@ -82,7 +82,7 @@ class Backend:
         from . import _dtype
         from ._tensor import Tensor, contiguous_strides
 
-        array = np.ascontiguousarray(array)
+        array = np.asarray(array, order="C")
         dt = _dtype.from_numpy(array.dtype)
         storage = self.copy_from_host(array, device)
         return Tensor._make(storage, array.shape, contiguous_strides(array.shape), 0, dt, device)

@@ -69,7 +69,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     if array.dtype != target.numpy:
         with np.errstate(invalid="ignore", over="ignore"):
             array = array.astype(target.numpy)
-    cpu = _backends.get(_CPU_TYPE).from_host(np.ascontiguousarray(array), as_device(_CPU_TYPE))
+    cpu = _backends.get(_CPU_TYPE).from_host(array, as_device(_CPU_TYPE))
     if dev.type == _CPU_TYPE:
         return cpu
     from . import ops

@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _backends, _dtype
 from ._device import as_device
+from ._indexing import __getitem__, __setitem__
 from ._ops import canonical, prims
 from ._tensor import Tensor
 
@@ -297,6 +298,8 @@ for _fn in (
     __len__,
     __iter__,
     __repr__,
+    __getitem__,
+    __setitem__,
 ):
     setattr(Tensor, _fn.__name__, _fn)
 del _fn

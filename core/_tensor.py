@@ -92,6 +92,8 @@ class Tensor:
     @classmethod
     def _make(cls, storage, shape, stride, offset, dtype, device, keys=None, native=None):
         """Create a Tensor over ``storage`` (no copy, no checks)."""
+        if device.index is None and device.type not in _UNINDEXED:
+            device = _indexed(device)
         t = object.__new__(cls)
         t._storage = storage
         t._shape = shape if type(shape) is Size else Size(shape)
@@ -240,6 +242,18 @@ def _wrap_dim(dim, ndim: int, op: str) -> int:
     if not lo <= dim <= hi:
         raise IndexError(f"{op}(): dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
     return dim + ndim if dim < 0 else dim
+
+
+_UNINDEXED = frozenset({"cpu", "meta"})
+_indexed_devices: dict = {}
+
+
+def _indexed(device):
+    """``opencl`` → ``opencl:0``: tensors on indexed device types always carry an index."""
+    found = _indexed_devices.get(device.type)
+    if found is None:
+        found = _indexed_devices[device.type] = _device_cls(device.type, 0)
+    return found
 
 
 _keys_by_device: dict = {}

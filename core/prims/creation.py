@@ -91,3 +91,54 @@ def _define():
 
 
 _define()
+
+
+# --- eye and triangle indices ---
+
+
+def eye_meta(n, m, dtype, device):
+    """An ``n × m`` matrix with ones on the main diagonal and zeros elsewhere (any dtype)."""
+    op = "prims::eye"
+    if n < 0 or m < 0:
+        raise ValueError(f"{op}: arguments 'n' and 'm' must be non-negative, got n={n}, m={m}")
+    return meta_empty((n, m), dtype)
+
+
+def tril_count(row: int, col: int, offset: int) -> int:
+    """Number of ``(i, j)`` with ``0 <= i < row``, ``0 <= j < col`` and ``j - i <= offset``."""
+    c = offset + 1  # row i holds clip(i + c, 0, col) entries
+    a = min(max(-c, 0), row)
+    b = min(max(col - c, a), row)
+    return (b - a) * c + (a + b - 1) * (b - a) // 2 + (row - b) * col
+
+
+def _triangle_indices_meta(op, row, col, offset, dtype, count):
+    if row < 0 or col < 0:
+        raise ValueError(f"{op}: arguments 'row' and 'col' must be non-negative, got row={row}, col={col}")
+    if dtype.kind not in ("int", "uint"):
+        raise TypeError(f"{op}: argument 'dtype' must be an integer dtype, got {dtype.name}")
+    return meta_empty((2, count), dtype)
+
+
+def tril_indices_meta(row, col, offset, dtype, device):
+    """Coordinates (2 × N, row-major order) of the lower triangle ``j - i <= offset`` of a ``row × col`` matrix."""
+    return _triangle_indices_meta("prims::tril_indices", row, col, offset, dtype, tril_count(row, col, offset))
+
+
+def triu_indices_meta(row, col, offset, dtype, device):
+    """Coordinates (2 × N, row-major order) of the upper triangle ``j - i >= offset`` of a ``row × col`` matrix."""
+    count = row * col - tril_count(row, col, offset - 1) if row >= 0 and col >= 0 else 0
+    return _triangle_indices_meta("prims::triu_indices", row, col, offset, dtype, count)
+
+
+def _define_eye_and_indices():
+    define_prim("eye(SymInt n, SymInt m, *, ScalarType dtype, Device device) -> Tensor", eye_meta, tags=("factory",))
+    for name, meta in (("tril_indices", tril_indices_meta), ("triu_indices", triu_indices_meta)):
+        define_prim(
+            f"{name}(int row, int col, int offset, *, ScalarType dtype, Device device) -> Tensor",
+            meta,
+            tags=("factory",),
+        )
+
+
+_define_eye_and_indices()

@@ -86,7 +86,7 @@ def wrap(a, dtype=None):
     else:
         flat = _dense_flat(a)
         if flat is None:
-            a = np.ascontiguousarray(a)
+            a = np.array(a, order="C")
             flat = a.reshape(-1)
     if _KEYS is None:
         _KEYS = opweave.Tensor._make(Storage(flat, 0, CPU, BACKEND), (), (), 0, dtype, CPU)._keys

@@ -54,3 +54,27 @@ KERNELS = {
     "prims::scalar_tensor": scalar_tensor,
     "prims::iota": iota,
 }
+
+
+def eye(n, m, dtype, device):
+    """Identity-like matrix."""
+    return wrap(np.eye(n, m, dtype=dtype.numpy), dtype)
+
+
+def tril_indices(row, col, offset, dtype, device):
+    """Lower-triangle coordinates, row-major."""
+    return wrap(np.stack(np.tril_indices(row, offset, col)).astype(dtype.numpy), dtype)
+
+
+def triu_indices(row, col, offset, dtype, device):
+    """Upper-triangle coordinates, row-major."""
+    return wrap(np.stack(np.triu_indices(row, offset, col)).astype(dtype.numpy), dtype)
+
+
+KERNELS.update(
+    {
+        "prims::eye": eye,
+        "prims::tril_indices": tril_indices,
+        "prims::triu_indices": triu_indices,
+    }
+)

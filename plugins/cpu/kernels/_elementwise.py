@@ -1,0 +1,62 @@
+"""Helpers of the elementwise kernel modules: NumPy operands in, fresh tensors out.
+
+float16 and bfloat16 operands are widened to float32 (PyTorch's "opmath" type)
+and results are rounded back to the prim's output dtype by ``wrap``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import opweave
+from opweave.prims._utils import Out
+
+from ._common import native, wrap
+
+LOW_PRECISION = frozenset({opweave.float16, opweave.bfloat16})
+
+
+def operand(t) -> np.ndarray:
+    """The NumPy view of ``t``, widened to float32 for float16/bfloat16."""
+    a = native(t)
+    return a.astype(np.float32) if t.dtype in LOW_PRECISION else a
+
+
+def out_dtype(dtype, rule: Out):
+    """The output dtype of an elementwise prim whose first input has ``dtype``."""
+    if rule is Out.ALWAYS_BOOL:
+        return opweave.bool
+    if rule is Out.COMPLEX_TO_FLOAT:
+        return dtype.to_real()
+    return dtype
+
+
+def result(values, dtype, inputs=()):
+    """A tensor of ``dtype`` owning ``values``; copies if ``values`` shares memory with an input."""
+    r = np.asarray(values)
+    if r.dtype == dtype.numpy and any(np.may_share_memory(r, native(t)) for t in inputs):
+        r = r.copy()
+    return wrap(r, dtype)
+
+
+def elementwise(fn, rule: Out = Out.DEFAULT, widen: bool = True):
+    """A kernel applying ``fn`` to the operands (widened unless ``widen`` is false) with warnings off."""
+
+    def kernel(*tensors):
+        args = [operand(t) if widen else native(t) for t in tensors]
+        with np.errstate(all="ignore"):
+            r = fn(*args)
+        return result(r, out_dtype(tensors[0].dtype, rule), tensors)
+
+    kernel.__doc__ = fn.__doc__
+    return kernel
+
+
+def is_integer(a: np.ndarray) -> bool:
+    """Whether a NumPy array holds integers (bool excluded)."""
+    return a.dtype.kind in "iu"
+
+
+def check_nonzero_divisor(op: str, b: np.ndarray) -> None:
+    """RuntimeError for an integer division by zero (PyTorch raises ZeroDivisionError)."""
+    if is_integer(b) and np.any(b == 0):
+        raise RuntimeError(f"prims::{op}: ZeroDivisionError: integer division by zero")

@@ -1,0 +1,54 @@
+"""Direct CPU kernels for hot canonical ops.
+
+Each handles the common case in one NumPy call — same dtype, floating, no
+alpha — and hands everything else to the op's reference decomposition, so its
+results agree with the decomposition (tests/test_cpu_direct.py checks that).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from opweave import ops
+
+from ._common import native, wrap
+
+_FAST_DTYPES = {np.dtype(np.float32), np.dtype(np.float64)}
+
+
+def _binary(name: str, ufunc):
+    op = getattr(ops, name).Tensor
+    reference = op.decomposition
+
+    def kernel(self, other, *rest):
+        if rest and rest[0] != 1:
+            return reference(self, other, *rest)
+        dtype = self._dtype
+        if dtype is other._dtype and dtype.numpy in _FAST_DTYPES and not self._wrapped_number:
+            return wrap(ufunc(native(self), native(other)), dtype)
+        return reference(self, other, *rest)
+
+    kernel.__doc__ = f"{name}.Tensor for same-dtype float32/float64 operands (else the decomposition)."
+    return kernel
+
+
+def _sum(self, dtype=None):
+    """sum.default for float32/float64 without a dtype argument (else the decomposition)."""
+    if dtype is None and self._dtype.numpy in _FAST_DTYPES:
+        return wrap(np.asarray(native(self).sum(), self._dtype.numpy), self._dtype)
+    return ops.sum.default.decomposition(self, dtype)
+
+
+def _matmul(self, other):
+    """matmul for same-dtype float32/float64 operands of rank >= 1 (else the decomposition)."""
+    dtype = self._dtype
+    if dtype is other._dtype and dtype.numpy in _FAST_DTYPES and self.ndim and other.ndim:
+        return wrap(np.matmul(native(self), native(other)), dtype)
+    return ops.matmul.default.decomposition(self, other)
+
+
+KERNELS = {
+    "add.Tensor": _binary("add", np.add),
+    "sub.Tensor": _binary("sub", np.subtract),
+    "mul.Tensor": _binary("mul", np.multiply),
+}

@@ -1,0 +1,212 @@
+"""Unary elementwise prims on NumPy/SciPy (see ``opweave.prims.elementwise_unary``)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import opweave
+import scipy.special as sp
+from opweave.prims.elementwise_unary import UNARY
+
+from ._elementwise import elementwise, is_integer, operand, result
+
+
+def _integral_identity(fn):
+    """Rounding: ``fn`` on floats, a copy on integers."""
+
+    def rounded(x):
+        return x.copy() if is_integer(x) else fn(x)
+
+    return rounded
+
+
+def _sigmoid(x):
+    return sp.expit(x) if x.dtype.kind == "f" else 1 / (1 + np.exp(-x))
+
+
+def _spherical_bessel_j0(x):
+    return np.where(np.isinf(x), 0, np.where(x == 0, 1, np.sin(x) / np.where(x == 0, 1, x))).astype(x.dtype)
+
+
+def _sgn(x):
+    if x.dtype.kind != "c":
+        return np.sign(x)
+    mag = np.abs(x)
+    return np.where(mag == 0, 0, x / np.where(mag == 0, 1, mag)).astype(x.dtype)
+
+
+def _signbit(x):
+    return x < 0 if is_integer(x) else np.signbit(x)
+
+
+def _angle(x):
+    if x.dtype.kind == "c":
+        return np.angle(x)
+    return np.where(np.isnan(x), x, np.where(x < 0, np.pi, 0).astype(x.dtype))
+
+
+def _conj(x):
+    return np.conj(x) if x.dtype.kind == "c" else x.copy()
+
+
+# name -> NumPy function of the (widened) operand
+FUNCTIONS = {
+    "acos": np.arccos,
+    "acosh": np.arccosh,
+    "asin": np.arcsin,
+    "asinh": np.arcsinh,
+    "atan": np.arctan,
+    "atanh": np.arctanh,
+    "cos": np.cos,
+    "cosh": np.cosh,
+    "sin": np.sin,
+    "sinh": np.sinh,
+    "tan": np.tan,
+    "tanh": np.tanh,
+    "exp": np.exp,
+    "exp2": np.exp2,
+    "expm1": np.expm1,
+    "log": np.log,
+    "log1p": np.log1p,
+    "log2": np.log2,
+    "log10": np.log10,
+    "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "reciprocal": np.reciprocal,
+    "sigmoid": _sigmoid,
+    "sinc": np.sinc,
+    "cbrt": np.cbrt,
+    "erf": sp.erf,
+    "erfc": sp.erfc,
+    "erfcx": sp.erfcx,
+    "erf_inv": sp.erfinv,
+    "lgamma": sp.gammaln,
+    "digamma": sp.psi,  # -inf at +0, +inf at -0, nan at negative integers: PyTorch's convention
+    "ndtri": sp.ndtri,
+    "ndtr": sp.ndtr,
+    "log_ndtr": sp.log_ndtr,
+    "bessel_i0": sp.i0,
+    "bessel_i0e": sp.i0e,
+    "bessel_i1": sp.i1,
+    "bessel_i1e": sp.i1e,
+    "bessel_j0": sp.j0,
+    "bessel_j1": sp.j1,
+    "bessel_y0": sp.y0,
+    "bessel_y1": sp.y1,
+    "modified_bessel_k0": sp.k0,
+    "modified_bessel_k1": sp.k1,
+    "scaled_modified_bessel_k0": sp.k0e,
+    "scaled_modified_bessel_k1": sp.k1e,
+    "spherical_bessel_j0": _spherical_bessel_j0,
+    "airy_ai": lambda x: sp.airy(x)[0],
+    "entr": sp.entr,
+    "frac": lambda x: x - np.trunc(x),
+    "ceil": _integral_identity(np.ceil),
+    "floor": _integral_identity(np.floor),
+    "round": _integral_identity(np.rint),
+    "trunc": _integral_identity(np.trunc),
+    "abs": np.abs,
+    "neg": np.negative,
+    "sign": np.sign,
+    "sgn": _sgn,
+    "signbit": _signbit,
+    "bitwise_not": np.invert,
+    "logical_not": np.logical_not,
+    "isfinite": np.isfinite,
+    "isinf": np.isinf,
+    "isnan": np.isnan,
+    "isposinf": lambda x: x == np.inf,
+    "isneginf": lambda x: x == -np.inf,
+    "real": lambda x: np.real(x).copy(),
+    "imag": lambda x: np.imag(x).copy(),
+    "angle": _angle,
+    "conj_physical": _conj,
+}
+
+
+def round_decimals(self, decimals):
+    """``nearbyint(x * 10**d) / 10**d`` (``nearbyint(x / 10**-d) * 10**-d`` for negative ``d``)."""
+    x = operand(self)
+    with np.errstate(all="ignore"):
+        scale = np.power(np.float64(10), abs(decimals)).astype(x.dtype)
+        r = np.rint(x * scale) / scale if decimals >= 0 else np.rint(x / scale) * scale
+    return result(r, self.dtype)
+
+
+def nan_to_num(self, nan, posinf, neginf):
+    """Replace nan and infinities (per part for complex); ``None`` limits are the dtype's finite extremes."""
+    x = operand(self)
+    info = opweave.finfo(self.dtype.to_real())
+    fill = 0.0 if nan is None else nan
+    hi = float(info.max) if posinf is None else posinf
+    lo = float(info.min) if neginf is None else neginf
+
+    def part(v):
+        return np.where(np.isnan(v), fill, np.where(v == np.inf, hi, np.where(v == -np.inf, lo, v)))
+
+    with np.errstate(all="ignore"):
+        if x.dtype.kind == "c":
+            r = np.empty(x.shape, x.dtype)
+            r.real, r.imag = part(x.real), part(x.imag)
+        else:
+            r = part(x)
+    return result(r, self.dtype)
+
+
+def polygamma(self, n):
+    """``n = 0``: digamma; else ``(-1)**(n+1) n! zeta(n+1, x)`` (SciPy)."""
+    x = operand(self)
+    with np.errstate(all="ignore"):
+        r = sp.psi(x) if n == 0 else sp.polygamma(n, x)
+    return result(r, self.dtype)
+
+
+def mvlgamma(self, p):
+    """``sum(lgamma(x - j/2) for j < p) + p (p-1)/4 log(pi)``; ValueError unless every ``x > (p-1)/2``."""
+    x = operand(self)
+    if not np.all(x > (p - 1) / 2):
+        raise ValueError("prims::mvlgamma: all elements must be greater than (p-1)/2")
+    with np.errstate(all="ignore"):
+        r = sum(sp.gammaln(x - np.asarray(j / 2, x.dtype)) for j in range(p))
+        r = r + np.asarray(p * (p - 1) / 4 * math.log(math.pi), x.dtype)
+    return result(r, self.dtype)
+
+
+def fill(self, value):
+    """A tensor like ``self`` filled with ``value`` (floats truncated toward zero for integer dtypes)."""
+    dtype = self.dtype
+    if dtype.kind in ("int", "uint") and isinstance(value, float):
+        value = int(value)
+    return result(np.full(tuple(self.shape), value, dtype.numpy), dtype)
+
+
+def logit(self, eps):
+    """``log(x / (1 - x))``, ``x`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given and non-negative."""
+    x = operand(self)
+    with np.errstate(all="ignore"):
+        if eps is not None and eps >= 0:
+            x = np.clip(x, np.asarray(eps, x.dtype), np.asarray(1 - eps, x.dtype))
+        r = np.log(x / (1 - x))
+    return result(r, self.dtype)
+
+
+def _unary_kernel(name):
+    rule = UNARY[name][1]
+    kernel = elementwise(FUNCTIONS[name], rule)
+    kernel.__name__ = name
+    kernel.__doc__ = UNARY[name][2]
+    return kernel
+
+
+KERNELS = {f"prims::{name}": _unary_kernel(name) for name in UNARY}
+KERNELS.update(
+    {
+        "prims::round_decimals": round_decimals,
+        "prims::nan_to_num": nan_to_num,
+        "prims::polygamma": polygamma,
+        "prims::mvlgamma": mvlgamma,
+        "prims::fill": fill,
+        "prims::logit": logit,
+    }
+)
