@@ -51,8 +51,12 @@ def _coercion(schema: OpSchema, arg, strict_tensors: bool) -> list[str]:
         fn = _SIMPLE_CHECKS.get(t.name)
         if fn is not None:
             test = f"type({n}) is not {_FAST_TYPES.get(t.name, 'object')}"
+            if t.name == "Scalar":
+                test = f"type({n}) not in _SCALARS"
             if t.optional:
                 test += f" and {n} is not None"
+            if arg.has_default:
+                test = f"{n} is not _d_{n} and " + test
             lines.append(f"    if {test}: {n} = {fn}({n}, {where})")
     return lines
 
@@ -123,6 +127,7 @@ def make_entry(op, dispatch, factory_keys, cache=None) -> callable:
         "_dispatch": dispatch,
         "_factory_keys": factory_keys,
         "numbers": numbers,
+        "_SCALARS": frozenset({bool, int, float, complex}),
     }
     for arg in schema.arguments:
         if arg.default is not NO_DEFAULT:

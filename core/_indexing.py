@@ -315,7 +315,9 @@ def _broadcast_index_shape(entries) -> list:
             if size != out[i] and size != 1:
                 if out[i] != 1:
                     found = ", ".join(str(list(s)) for s in shapes)
-                    raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together with shapes {found}")
+                    raise IndexError(
+                        f"shape mismatch: indexing tensors could not be broadcast together with shapes {found}"
+                    )
                 out[i] = size
     return out
 

@@ -50,7 +50,7 @@ Values (``W`` is the word stream, ``i`` the element number)
       element ``i`` for ``p``'s dtype (24 bits, or 53 bits from two words for float64);
       the comparison is done in float64.
     - ``randint``: the 64-bit value ``V = W[2i] | W[2i+1] << 32``; the result is
-      ``low + V % (high - low)`` (computed exactly; ``high - low < 2**64``).
+      ``low + V % (high - low)`` (computed exactly; ``high - low <= 2**64``).
     - ``randperm``: the 64-bit keys ``K[i] = W[2i] | W[2i+1] << 32`` for ``i < n``; the
       result is the stable ascending argsort of ``K`` (equal keys keep index order).
 """
@@ -202,7 +202,9 @@ def bernoulli_values(p: np.ndarray, seed: int, offset: int) -> np.ndarray:
 def randint_values(shape, low: int, high: int, seed: int, offset: int) -> np.ndarray:
     """``low + V % (high - low)`` as int64 (wrapping) for the C-order elements of ``shape``."""
     n = int(np.prod(shape, dtype=np.int64))
-    v = _words64(n, seed, offset) % np.uint64(high - low)
+    v = _words64(n, seed, offset)
+    if high - low < 1 << 64:
+        v = v % np.uint64(high - low)
     with np.errstate(over="ignore"):
         out = v + np.uint64(low & _MASK64)
     return out.view(np.int64).reshape(shape)

@@ -8,7 +8,7 @@ Every helper reads only tensor metadata, so the ops run on the meta device.
 from __future__ import annotations
 
 from .. import _dtype
-from .._ops import lookup, prims
+from .._ops import define, lookup, prims
 from .._tensor import Tensor, wrap_scalar
 from ..prims._utils import ALL, BOOL, COMPLEX, FLOAT, FLOATING, INT, INTEGRAL, NUMERIC, REAL
 from ._utils import (
@@ -42,6 +42,7 @@ __all__ = [
     "apply_prim",
     "as_tensor",
     "bool_",
+    "check_alpha",
     "check_dtype",
     "check_scalar_fits",
     "full_like",
@@ -122,13 +123,40 @@ def check_scalar_fits(op: str, arg: str, value, dtype) -> None:
         raise TypeError(f"{op}: argument '{arg}' must not be a floating point number for {dtype.name} inputs")
 
 
-def pointwise(schema: str, fn, *, core: bool = False, inplace: bool = True, out: bool = True, tags=()):
-    """``define_with_variants`` with the "pointwise" tag (and "core" when asked)."""
+def check_alpha(op: str, alpha, dtype) -> None:
+    """PyTorch's ``alpha_check``: a bool alpha only for bool results, no float alpha for integral ones, no complex
+    alpha for non-complex ones."""
+    if isinstance(alpha, bool) and dtype is not bool_:
+        raise TypeError(f"{op}: a boolean 'alpha' is only supported for boolean results, not {dtype.name}")
+    check_scalar_fits(op, "alpha", alpha, dtype)
+
+
+def pointwise(schema: str, fn, *, core: bool = False, inplace: bool = True, out=True, tags=()):
+    """``define_with_variants`` with the "pointwise" tag (and "core" when asked).
+
+    ``out`` may be a string: the overload name of the ``out=`` variant, for ops
+    whose default rule (``.out`` for the "" and "Tensor" overloads) would clash,
+    like ``clamp.Tensor`` whose variant PyTorch names ``clamp.Tensor_out``.
+    """
     all_tags = ("pointwise",) + (("core",) if core else ()) + tuple(tags)
-    return define_with_variants(schema, fn, tags=all_tags, inplace=inplace, out=out)
+    if not isinstance(out, str):
+        return define_with_variants(schema, fn, tags=all_tags, inplace=inplace, out=out)
+    functional = define_with_variants(schema, fn, tags=all_tags, inplace=inplace, out=False)
+    _define_named_out(functional, out, all_tags)
+    return functional
 
 
-def redirect(schema: str, target: str, *, doc=None, inplace: bool = True, out: bool = True, tags=("pointwise",)):
+def _define_named_out(functional, overload: str, tags) -> None:
+    """The generated ``out=`` variant of ``functional`` under the overload name ``overload``."""
+    from . import _utils
+
+    text = _utils._variant_schema(functional, "out").split("(", 1)[1]
+    variant_tags = tuple(t for t in tags if t != "core") + ("generated", "out")
+    op = define(f"{functional.schema.name}.{overload}({text}", _utils._out_kernel(functional, 1), tags=variant_tags)
+    op.functional, op.variant = functional, "out"
+
+
+def redirect(schema: str, target: str, *, doc=None, inplace: bool = True, out=True, tags=("pointwise",)):
     """Define ``schema`` as a call of the overload ``target`` with the same arguments in the same order.
 
     Used for aliases (``absolute`` → ``abs``) and for Scalar overloads (``add.Scalar`` →
@@ -146,7 +174,7 @@ def redirect(schema: str, target: str, *, doc=None, inplace: bool = True, out: b
 
     decomposition.__name__ = schema.split("(")[0].replace(".", "_")
     decomposition.__doc__ = doc or f"Alias for ``{target}``."
-    return define_with_variants(schema, decomposition, tags=tags, inplace=inplace, out=out)
+    return pointwise(schema, decomposition, inplace=inplace, out=out, tags=tuple(t for t in tags if t != "pointwise"))
 
 
 def make(name: str, fn, doc: str):

@@ -26,6 +26,7 @@ from ._elementwise import (
     apply_prim,
     as_tensor,
     bool_,
+    check_alpha,
     check_dtype,
     full_like,
     make,
@@ -33,7 +34,7 @@ from ._elementwise import (
     redirect,
     scalar_like,
 )
-from ._utils import check_alpha, elementwise_dtypes, prepare, to_dtype
+from ._utils import elementwise_dtypes, prepare, to_dtype
 
 # -- add, sub, rsub, mul ----------------------------------------------------
 
@@ -277,8 +278,14 @@ def bitwise_not(self):
 
 
 def _define_arithmetic():
-    define_binary("add", add, scalars={"Scalar": "other"}, core=True)
-    define_binary("sub", sub, scalars={"Scalar": "other"}, core=True)
+    for name, fn in (("add", add), ("sub", sub)):
+        pointwise(f"{name}.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", fn, core=True)
+        redirect(
+            f"{name}.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+            f"{name}.Tensor",
+            doc=f"``{name}`` with a Scalar ``other``.",
+            tags=("pointwise", "core"),
+        )
     _define_rsub()
     define_binary("mul", mul, scalars={"Scalar": "other"}, core=True)
     pointwise("div.Tensor(Tensor self, Tensor other) -> Tensor", div, core=True)

@@ -341,7 +341,9 @@ def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 def equal(self, other):
     """Whether both tensors have the same shape and elements (a bool; NaN is unequal); same dtype required."""
     if self.dtype is not other.dtype:
-        raise TypeError(f"equal: expected both tensors to have the same dtype, got {self.dtype.name} and {other.dtype.name}")
+        raise TypeError(
+            f"equal: expected both tensors to have the same dtype, got {self.dtype.name} and {other.dtype.name}"
+        )
     if self.shape != other.shape:
         return False
     if self.numel() == 0:

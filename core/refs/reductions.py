@@ -48,7 +48,9 @@ def _check_nonempty(op: str, self, dims) -> None:
 def _check_real(op: str, self) -> None:
     """TypeError for complex inputs (no ordering)."""
     if self.dtype.is_complex:
-        raise TypeError(f"{op}: complex inputs are not supported (complex numbers are not ordered), got {self.dtype.name}")
+        raise TypeError(
+            f"{op}: complex inputs are not supported (complex numbers are not ordered), got {self.dtype.name}"
+        )
 
 
 def _check_floating(op: str, self, what: str = "floating point or complex") -> None:
@@ -539,11 +541,21 @@ RC = ("reduction", "core")
 # (schema, decomposition, tags, out variant?) — order matters where overloads of one name compete for a call.
 REDUCTIONS = [
     ("sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", sum_, RC, True),
-    ("sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", sum_dim, RC, True),
+    (
+        "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        sum_dim,
+        RC,
+        True,
+    ),
     ("nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", nansum, R, True),
     ("mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", mean_, RC, True),
     ("mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", mean_dim, RC, True),
-    ("nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", nanmean, R, True),
+    (
+        "nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        nanmean,
+        R,
+        True,
+    ),
     ("prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", prod_, RC, True),
     ("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", prod_dim, RC, True),
     ("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", amax, RC, True),

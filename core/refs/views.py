@@ -193,7 +193,10 @@ def expand(self, size, implicit=False):
     for i, s in enumerate(size):
         if i < offset:
             if s < 0:
-                raise ValueError(f"expand: the expanded size of the tensor ({s}) isn't allowed in a leading, non-existing dimension {i}")
+                raise ValueError(
+                    f"expand: the expanded size of the tensor ({s}) isn't allowed in a leading, "
+                    f"non-existing dimension {i}"
+                )
             shape.append(s)
             continue
         old = self.shape[i - offset]
@@ -542,7 +545,10 @@ INPLACE_VIEWS = [
     ("squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)", squeeze_dim),
     ("squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)", squeeze_dims),
     ("unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)", unsqueeze),
-    ("as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)", as_strided),
+    (
+        "as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)",
+        as_strided,
+    ),
 ]
 
 VIEWS = [
@@ -602,7 +608,11 @@ VIEWS = [
         tensor_split_sections,
         VIEW,
     ),
-    ("tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]", tensor_split_indices, VIEW),
+    (
+        "tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]",
+        tensor_split_indices,
+        VIEW,
+    ),
     (
         "tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, "
         "int dim=0) -> Tensor(a)[]",

@@ -1,4 +1,8 @@
-"""The CPU device: storage is a NumPy byte buffer, kernels are NumPy/SciPy."""
+"""The CPU device: storage is a C-contiguous NumPy buffer, kernels are NumPy/SciPy.
+
+A storage's handle is any C-contiguous ndarray (a fresh kernel result is used
+as is); views read it through the buffer protocol with their own strides.
+"""
 
 from __future__ import annotations
 
@@ -49,7 +53,7 @@ class CPUBackend(Backend):
 
 
 BACKEND = CPUBackend()
-_KEYS = None
+_KEYS = opweave.dispatch.layer_bit(opweave.dispatch.Layer.Dense) | opweave.dispatch.backend_bit("cpu")
 
 
 def native(t) -> np.ndarray:
@@ -74,7 +78,6 @@ def _materialise(t) -> np.ndarray:
 
 def wrap(a, dtype=None):
     """A CPU tensor owning the fresh NumPy result ``a`` (no copy when ``a`` is dense)."""
-    global _KEYS
     if type(a) is not np.ndarray:
         a = np.asarray(a)
     if dtype is None:
@@ -82,15 +85,21 @@ def wrap(a, dtype=None):
     elif a.dtype != dtype.numpy:
         a = a.astype(dtype.numpy)
     if a.flags.c_contiguous:
-        flat = a.reshape(-1)
+        flat = a
     else:
         flat = _dense_flat(a)
         if flat is None:
             a = np.array(a, order="C")
             flat = a.reshape(-1)
-    if _KEYS is None:
-        _KEYS = opweave.Tensor._make(Storage(flat, 0, CPU, BACKEND), (), (), 0, dtype, CPU)._keys
     storage = Storage(flat, flat.nbytes, CPU, BACKEND)
+    return opweave.Tensor._make(storage, a.shape, None, 0, dtype, CPU, _KEYS, a)
+
+
+def wrap_same(a: np.ndarray, dtype):
+    """``wrap`` for a fresh ndarray whose NumPy dtype is already ``dtype``'s (the hot path)."""
+    if not a.flags.c_contiguous:
+        return wrap(a, dtype)
+    storage = Storage(a, a.nbytes, CPU, BACKEND)
     return opweave.Tensor._make(storage, a.shape, None, 0, dtype, CPU, _KEYS, a)
 
 

@@ -81,7 +81,8 @@ def _angle(x):
 
 
 def _exp2(x):
-    return np.exp2(x) if x.dtype.kind == "f" else np.power(np.asarray(2, x.dtype), x)
+    # PyTorch computes complex 2**z as exp(ln(2) * z)
+    return np.exp2(x) if x.dtype.kind == "f" else np.exp(np.asarray(np.log(2), x.real.dtype) * x)
 
 
 def _sinc(x):

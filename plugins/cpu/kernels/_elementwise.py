@@ -33,7 +33,10 @@ def out_dtype(dtype, rule: Out):
 def result(values, dtype, inputs=()):
     """A tensor of ``dtype`` owning ``values``; copies if ``values`` shares memory with an input."""
     r = np.asarray(values)
-    if r.dtype == dtype.numpy and any(np.may_share_memory(r, native(t)) for t in inputs):
+    if r.dtype != dtype.numpy:
+        with np.errstate(all="ignore"):  # float32 -> float16 overflows to inf, as intended
+            r = r.astype(dtype.numpy)
+    elif any(np.may_share_memory(r, native(t)) for t in inputs):
         r = r.copy()
     return wrap(r, dtype)
 

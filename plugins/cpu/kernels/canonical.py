@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
+import opweave
 from opweave import ops
 
+from .._backend import wrap_same
 from ._common import native, wrap
 
-_FAST_DTYPES = {np.dtype(np.float32), np.dtype(np.float64)}
+_FAST_DTYPES = frozenset({opweave.float32, opweave.float64})
 
 
 def _binary(name: str, ufunc):
@@ -24,8 +26,8 @@ def _binary(name: str, ufunc):
         if rest and rest[0] != 1:
             return reference(self, other, *rest)
         dtype = self._dtype
-        if dtype is other._dtype and dtype.numpy in _FAST_DTYPES and not self._wrapped_number:
-            return wrap(ufunc(native(self), native(other)), dtype)
+        if dtype is other._dtype and dtype in _FAST_DTYPES and not self._wrapped_number:
+            return wrap_same(ufunc(native(self), native(other)), dtype)
         return reference(self, other, *rest)
 
     kernel.__doc__ = f"{name}.Tensor for same-dtype float32/float64 operands (else the decomposition)."
@@ -34,7 +36,7 @@ def _binary(name: str, ufunc):
 
 def _sum(self, dtype=None):
     """sum.default for float32/float64 without a dtype argument (else the decomposition)."""
-    if dtype is None and self._dtype.numpy in _FAST_DTYPES:
+    if dtype is None and self._dtype in _FAST_DTYPES:
         return wrap(np.asarray(native(self).sum(), self._dtype.numpy), self._dtype)
     return ops.sum.default.decomposition(self, dtype)
 
@@ -42,7 +44,7 @@ def _sum(self, dtype=None):
 def _matmul(self, other):
     """matmul for same-dtype float32/float64 operands of rank >= 1 (else the decomposition)."""
     dtype = self._dtype
-    if dtype is other._dtype and dtype.numpy in _FAST_DTYPES and self.ndim and other.ndim:
+    if dtype is other._dtype and dtype in _FAST_DTYPES and self.ndim and other.ndim:
         return wrap(np.matmul(native(self), native(other)), dtype)
     return ops.matmul.default.decomposition(self, other)
 

@@ -78,41 +78,55 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     return wrap(np.ascontiguousarray(y).astype(input.dtype.numpy, copy=False), input.dtype)
 
 
-def _window_coords(starts: np.ndarray, offsets: np.ndarray, lengths: np.ndarray, n: int):
-    """Per-dim window coordinates ``(out, K)``, clipped into ``[0, n)``, and their validity mask."""
+def _window_coords(starts: np.ndarray, offsets: np.ndarray, lengths: np.ndarray, n: int, step: int = 1):
+    """Per-dim window coordinates ``(out, K)`` clipped into ``[0, n)``, their validity, and torch's first index.
+
+    The first index (used when a window holds no input element) is ``start`` moved up by
+    whole ``step``s until it is non-negative, as torch's ``while (ih0 < 0) ih0 += dilation``.
+    """
     coords = starts[:, None] + offsets[None, :]
     valid = (coords >= 0) & (coords < n) & (offsets[None, :] < lengths[:, None])
-    return np.clip(coords, 0, max(n - 1, 0)), valid
+    first = np.where(starts < 0, starts + (-starts + step - 1) // step * step, starts)
+    return np.clip(coords, 0, max(n - 1, 0)), valid, first
+
+
+def _layout(i: int, d: int, sizes) -> list:
+    layout = [1] * (2 * d)
+    layout[i], layout[d + i] = sizes
+    return layout
 
 
 def _gather(x: np.ndarray, dims):
-    """Windows of the trailing dims: values (..., *O, Ktot), validity (*O, Ktot) and flat offsets (*O, Ktot)."""
+    """Windows of the trailing dims: values (..., *O, Kt), validity (*O, Kt), flat offsets (*O, Kt), first (*O)."""
     d = len(dims)
     shape = x.shape[x.ndim - d :]
-    index, valid, flat = [], True, 0
     plane = np.cumprod((1,) + shape[::-1])[::-1][1:]  # row-major strides of a spatial plane
-    for i, (coords, mask) in enumerate(dims):
-        layout = [1] * (2 * d)
-        layout[i], layout[d + i] = coords.shape
-        c = coords.reshape(layout)
+    index, valid, flat, first = [], True, 0, 0
+    for i, (coords, mask, start) in enumerate(dims):
+        c = coords.reshape(_layout(i, d, coords.shape))
         index.append(c)
-        valid = valid & mask.reshape(layout)
+        valid = valid & mask.reshape(c.shape)
         flat = flat + c * int(plane[i])
+        first = first + start.reshape(_layout(i, d, (start.shape[0], 1))[:d]) * int(plane[i])
+    out_sizes = tuple(c.shape[0] for c, _, _ in dims)
+    full = out_sizes + tuple(c.shape[1] for c, _, _ in dims)
+    ktot = int(np.prod(full[d:]))
     vals = x[(Ellipsis, *index)]
-    out_sizes = tuple(c.shape[0] for c, _ in dims)
-    ktot = int(np.prod([c.shape[1] for c, _ in dims]))
-    full = out_sizes + tuple(c.shape[1] for c, _ in dims)
     valid = np.broadcast_to(valid, full).reshape(out_sizes + (ktot,))
     flat = np.broadcast_to(flat, full).reshape(out_sizes + (ktot,))
-    return vals.reshape(vals.shape[: x.ndim - d] + out_sizes + (ktot,)), valid, flat
+    return vals.reshape(vals.shape[: x.ndim - d] + out_sizes + (ktot,)), valid, flat, first
 
 
 def _select_max(x: np.ndarray, dims, dtype):
-    """Max over gathered windows, torch's rule: the last NaN wins, else the first maximum."""
-    out_shape = x.shape[: x.ndim - len(dims)] + tuple(c.shape[0] for c, _ in dims)
+    """Max over gathered windows, torch's rule: the last NaN wins, else the first maximum.
+
+    A window without any input element (possible with dilation) gives the lowest value and
+    torch's first index.
+    """
+    out_shape = x.shape[: x.ndim - len(dims)] + tuple(c.shape[0] for c, _, _ in dims)
     if 0 in out_shape:
         return np.empty(out_shape, dtype.numpy), np.empty(out_shape, np.int64)
-    vals, valid, flat = _gather(x, dims)
+    vals, valid, flat, first = _gather(x, dims)
     floating = dtype.is_floating_point
     lowest = -np.inf if floating else np.iinfo(x.dtype).min
     nan = np.isnan(vals) & valid if floating else np.zeros(vals.shape, bool)
@@ -122,8 +136,10 @@ def _select_max(x: np.ndarray, dims, dtype):
     if floating:
         last_nan = nan.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
         idx = np.where(nan.any(axis=-1), last_nan, idx)
-    picked = np.take_along_axis(vals, idx[..., None], axis=-1)[..., 0]
+    picked = np.take_along_axis(keyed, idx[..., None], axis=-1)[..., 0]
+    picked = np.where(nan.any(axis=-1), np.nan, picked) if floating else picked
     where = np.take_along_axis(np.broadcast_to(flat, vals.shape), idx[..., None], axis=-1)[..., 0]
+    where = np.where(valid.any(axis=-1), where, first)
     return picked.astype(dtype.numpy), where.astype(np.int64)
 
 
@@ -136,7 +152,7 @@ def _pool_dims(shape, kernel_size, stride, padding, dilation, ceil_mode):
     for n, k, s, p, dl in zip(shape[len(shape) - d :], ks, ss, ps, ds):
         out = pool_output_size(n, k, s, p, dl, ceil_mode)
         starts = np.arange(out) * s - p
-        dims.append(_window_coords(starts, np.arange(k) * dl, np.full(out, k * dl), n))
+        dims.append(_window_coords(starts, np.arange(k) * dl, np.full(out, k * dl), n, dl))
     return dims
 
 
@@ -173,7 +189,7 @@ def adaptive_max_pool(self, output_size):
 def _window_sums(x: np.ndarray, dims) -> np.ndarray:
     """Sums over box windows, one pooled dim at a time (a box sum is separable)."""
     d = len(dims)
-    for i, (coords, valid) in enumerate(dims):
+    for i, (coords, valid, _) in enumerate(dims):
         axis = x.ndim - d + i
         rest = (1,) * (x.ndim - axis - 1)
         g = np.take(x, coords, axis=axis)  # (..., out, K, ...)
@@ -200,12 +216,12 @@ def avg_pool(self, kernel_size, stride, padding, ceil_mode, count_include_pad, d
     ks, ss, ps = (_per_dim(v, d) for v in (kernel_size, stride or kernel_size, padding))
     dims = _pool_dims(x.shape, kernel_size, stride, padding, (1,), ceil_mode)
     sums = _window_sums(x, dims)
-    counts = [valid.sum(axis=1) for _, valid in dims]
+    counts = [valid.sum(axis=1) for _, valid, _ in dims]
     if divisor_override is not None:
         div = np.full((1,) * d, float(divisor_override))
     elif count_include_pad:
         pools = []
-        for n, k, s, p, (coords, _) in zip(x.shape[x.ndim - d :], ks, ss, ps, dims):
+        for n, k, s, p, (coords, _, _) in zip(x.shape[x.ndim - d :], ks, ss, ps, dims):
             starts = np.arange(coords.shape[0]) * s - p
             pools.append(np.minimum(starts + k, n + p) - starts)
         div = _divisor(dims, pools)
@@ -224,7 +240,7 @@ def adaptive_avg_pool(self, output_size):
     if 0 in output_size or x.size == 0:
         shape = x.shape[: x.ndim - len(output_size)] + tuple(output_size)
         return wrap(np.zeros(shape, self.dtype.numpy), self.dtype)
-    counts = [valid.sum(axis=1) for _, valid in dims]
+    counts = [valid.sum(axis=1) for _, valid, _ in dims]
     out = _window_sums(x, dims) / _divisor(dims, counts).astype(x.dtype)
     return wrap(np.ascontiguousarray(out).astype(self.dtype.numpy), self.dtype)
 

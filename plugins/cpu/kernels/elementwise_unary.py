@@ -25,6 +25,18 @@ def _sigmoid(x):
     return sp.expit(x) if x.dtype.kind == "f" else 1 / (1 + np.exp(-x))
 
 
+def _exp2(x):
+    if x.dtype.kind != "c":
+        return np.exp2(x)
+    # PyTorch: no complex exp2 in C++, so 2**z = exp(ln(2) * z)
+    return np.exp(np.asarray(np.log(2), x.real.dtype) * x)
+
+
+def _reciprocal(x):
+    # 1 / z with NumPy's (and PyTorch's c10::complex) division algorithm
+    return np.divide(np.asarray(1, x.dtype), x)
+
+
 def _spherical_bessel_j0(x):
     return np.where(np.isinf(x), 0, np.where(x == 0, 1, np.sin(x) / np.where(x == 0, 1, x))).astype(x.dtype)
 
@@ -65,7 +77,7 @@ FUNCTIONS = {
     "tan": np.tan,
     "tanh": np.tanh,
     "exp": np.exp,
-    "exp2": np.exp2,
+    "exp2": _exp2,
     "expm1": np.expm1,
     "log": np.log,
     "log1p": np.log1p,
@@ -73,7 +85,7 @@ FUNCTIONS = {
     "log10": np.log10,
     "sqrt": np.sqrt,
     "rsqrt": lambda x: 1 / np.sqrt(x),
-    "reciprocal": np.reciprocal,
+    "reciprocal": _reciprocal,
     "sigmoid": _sigmoid,
     "sinc": np.sinc,
     "cbrt": np.cbrt,
