@@ -30,6 +30,18 @@ from ._ops import prims
 from ._tensor import Tensor
 
 _INT, _SLICE, _NONE, _ELLIPSIS, _BOOL, _TENSOR, _MASK = range(7)
+
+
+class _Overloads:
+    """``_P.as_strided``: the prim's default overload, looked up once (skips the packet's overload choice)."""
+
+    def __getattr__(self, name):
+        op = getattr(prims, name).default
+        setattr(self, name, op)
+        return op
+
+
+_P = _Overloads()
 _INDEX_DTYPES = (_dtype.int64, _dtype.int32)
 
 
@@ -68,19 +80,19 @@ def __setitem__(self, idx, value):
     if entries is None:
         src = _broadcast_value(src, view.shape)
         if src._storage is self._storage:  # t[1:] = t[:-1]: read everything before writing
-            src = prims.clone(src)
-        prims.copy_to(view, src)
+            src = _P.clone(src)
+        _P.copy_to(view, src)
         return
     entries = _prepare_entries(entries, view.device)
     shape = _indexed_shape(view.shape, entries, front)
     src = _broadcast_value(src, shape)
     if front:
-        src = prims.transpose(src, _front_permutation(entries, src.ndim, to_front=False))
+        src = _P.transpose(src, _front_permutation(entries, src.ndim, to_front=False))
     try:
-        result = prims.index_put(view, entries, src, False)
+        result = _P.index_put(view, entries, src, False)
     except ValueError as exc:
         raise IndexError(str(exc)) from None
-    prims.copy_to(view, result)
+    _P.copy_to(view, result)
 
 
 # -- parsing --------------------------------------------------------------------
@@ -124,7 +136,7 @@ def _parse_tensor(t: Tensor):
             UserWarning,
             stacklevel=4,
         )
-        return _MASK, prims.convert_element_type(t, _dtype.bool_)
+        return _MASK, _P.convert_element_type(t, _dtype.bool_)
     if t.dtype in _INDEX_DTYPES:
         return _TENSOR, t
     raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, got {t.dtype.name}")
@@ -227,14 +239,14 @@ def _apply(self: Tensor, idx):
             if value.ndim == 0:
                 shape.insert(dim, 1)
                 stride.insert(dim, 1)
-                value = prims.expand_dims(value, [0])
+                value = _P.expand_dims(value, [0])
                 changed = True
             else:
                 src_dim += value.ndim
             _check_mask(value, shape, dim, len(entries))
             entries.extend(_mask_indices(value))
             dim += value.ndim
-    view = prims.as_strided(self, shape, stride, offset) if changed or not advanced else self
+    view = _P.as_strided(self, shape, stride, offset) if changed or not advanced else self
     if not advanced:
         return view, None, False
     entries = [_int_entry(e, self.device) if isinstance(e, int) else e for e in entries]
@@ -265,12 +277,12 @@ def _check_mask(mask: Tensor, shape, dim: int, position: int) -> None:
 
 def _mask_indices(mask: Tensor) -> list:
     """The integer index tensors (one per mask dim) selecting the True elements of ``mask``."""
-    found = prims.nonzero(mask)  # [n, mask.ndim]
-    return [prims.squeeze(prims.slice_in_dim(found, j, j + 1, 1, 1), [1]) for j in range(mask.ndim)]
+    found = _P.nonzero(mask)  # [n, mask.ndim]
+    return [_P.squeeze(_P.slice_in_dim(found, j, j + 1, 1, 1), [1]) for j in range(mask.ndim)]
 
 
 def _int_entry(value: int, device) -> Tensor:
-    return prims.scalar_tensor(value, dtype=_dtype.int64, device=device)
+    return _P.scalar_tensor(value, dtype=_dtype.int64, device=device)
 
 
 def _separated_by_ellipsis(entries, separators) -> bool:
@@ -292,17 +304,17 @@ def _prepare_entries(entries, device) -> list:
     entries = list(entries)
     while entries and entries[-1] is None:
         entries.pop()
-    return [e if e is None or e.device == device else prims.device_put(e, device) for e in entries]
+    return [e if e is None or e.device == device else _P.device_put(e, device) for e in entries]
 
 
 def _advanced_get(view: Tensor, entries, front: bool) -> Tensor:
     entries = _prepare_entries(entries, view.device)
     try:
-        out = prims.index(view, entries)
+        out = _P.index(view, entries)
     except ValueError as exc:
         raise IndexError(str(exc)) from None
     if front:
-        out = prims.transpose(out, _front_permutation(entries, out.ndim, to_front=True))
+        out = _P.transpose(out, _front_permutation(entries, out.ndim, to_front=True))
     return out
 
 
@@ -354,16 +366,16 @@ def _value_tensor(self: Tensor, value) -> Tensor:
                 raise RuntimeError(
                     f"__setitem__: expected the value on {self.device} (or a CPU 0-dim tensor), got {v.device}"
                 )
-            v = prims.device_put(v, self.device)
+            v = _P.device_put(v, self.device)
         if v.dtype is not self.dtype:
             if v.dtype.is_complex and not self.dtype.is_complex:
                 warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=3)
-            v = prims.convert_element_type(v, self.dtype)
+            v = _P.convert_element_type(v, self.dtype)
         return v
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, numbers.Number):
-        return prims.scalar_tensor(_checked_scalar(value, self.dtype), dtype=self.dtype, device=self.device)
+        return _P.scalar_tensor(_checked_scalar(value, self.dtype), dtype=self.dtype, device=self.device)
     if isinstance(value, (list, tuple, np.ndarray)):
         from ._factories import tensor
 
@@ -403,11 +415,11 @@ def _broadcast_value(src: Tensor, shape) -> Tensor:
     while src.ndim - lead > len(shape) and src.shape[lead] == 1:
         lead += 1
     if lead:
-        src = prims.squeeze(src, list(range(lead)))
+        src = _P.squeeze(src, list(range(lead)))
     offset = len(shape) - src.ndim
     if offset < 0 or any(s != 1 and s != shape[offset + i] for i, s in enumerate(src.shape)):
         raise ValueError(
             f"shape mismatch: value tensor of shape {list(src.shape)} cannot be broadcast to indexing result "
             f"of shape {shape}"
         )
-    return prims.broadcast_in_dim(src, shape, list(range(offset, len(shape))))
+    return _P.broadcast_in_dim(src, shape, list(range(offset, len(shape))))

@@ -225,6 +225,8 @@ class Tensor:
 
 
 def _is_contiguous(shape, stride) -> bool:
+    if 0 in shape:
+        return True
     expected = 1
     for size, st in zip(reversed(shape), reversed(stride)):
         if size == 0:

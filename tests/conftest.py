@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+# Test helper modules (support code, plugin fixtures) import by plain name.
+for _folder in ("prims", "refs", "plugin_fixtures"):
+    sys.path.insert(0, str(Path(__file__).parent / _folder))
 
 settings.register_profile(
     "ci", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True

@@ -116,7 +116,7 @@ def _array_form(draw, array: np.ndarray):
     return make(array)
 
 
-def _add_items(draw, expr: Expr, shape, dims, broadcast, advanced: bool) -> None:
+def _add_items(draw, expr: Expr, shape, dims, broadcast, advanced: bool, heavy: bool) -> None:
     """Items consuming the consecutive ``dims`` of ``shape`` (with Nones sprinkled in)."""
     i = 0
     while i < len(dims):
@@ -124,9 +124,9 @@ def _add_items(draw, expr: Expr, shape, dims, broadcast, advanced: bool) -> None
             expr.add(None, None)
         d = dims[i]
         n = shape[d]
-        kinds = (
-            ["slice"] + (["int"] if n else []) + (["array"] if advanced and n else []) + (["mask"] if advanced else [])
-        )
+        kinds = ["slice", "int", "array", "mask"] if advanced else ["slice", "int"]
+        kinds += ["array", "array", "mask"] if heavy else []
+        kinds = [k for k in kinds if n or k in ("slice", "mask")]
         kind = draw(st.sampled_from(kinds))
         run = 1
         if kind == "int":
@@ -151,19 +151,19 @@ def _add_items(draw, expr: Expr, shape, dims, broadcast, advanced: bool) -> None
 
 
 @st.composite
-def index_exprs(draw, shape, advanced=True):
+def index_exprs(draw, shape, advanced=True, heavy=False):
     """A random index for a tensor of ``shape`` (see the module docstring)."""
     ndim = len(shape)
-    consumed = draw(st.integers(0, ndim))
-    before = draw(st.none() | st.integers(0, consumed))  # None: no Ellipsis
+    consumed = draw(st.integers(max(0, ndim - 2), ndim))
+    before = None if heavy else draw(st.none() | st.integers(0, consumed))  # None: no Ellipsis
     broadcast = draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=1, max_side=3))
     expr = Expr()
     if before is None:
-        _add_items(draw, expr, shape, list(range(consumed)), broadcast, advanced)
+        _add_items(draw, expr, shape, list(range(consumed)), broadcast, advanced, heavy)
     else:
-        _add_items(draw, expr, shape, list(range(before)), broadcast, advanced)
+        _add_items(draw, expr, shape, list(range(before)), broadcast, advanced, heavy)
         expr.add(Ellipsis, Ellipsis)
-        _add_items(draw, expr, shape, list(range(ndim - (consumed - before), ndim)), broadcast, advanced)
+        _add_items(draw, expr, shape, list(range(ndim - (consumed - before), ndim)), broadcast, advanced, heavy)
     if advanced and draw(st.integers(0, 9)) == 9:
         mask = np.array(draw(st.booleans()))  # a 0-dim mask adds a dim of size 1 or 0
         position = draw(st.integers(0, len(expr.ow)))
@@ -179,11 +179,12 @@ def index_exprs(draw, shape, advanced=True):
 
 
 @st.composite
-def cases(draw, advanced=True):
-    shape = draw(hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=4))
+def cases(draw, advanced=True, heavy=False):
+    """``(array, expr, as_tuple, transposed)``; ``heavy``: at least 2 dims and mostly advanced items."""
+    shape = draw(hnp.array_shapes(min_dims=2 if heavy else 0, max_dims=4, min_side=0, max_side=4))
     dtype = draw(st.sampled_from(sorted(DTYPES)))
     array = random_values(draw, shape, dtype)
-    expr = draw(index_exprs(shape, advanced=advanced))
+    expr = draw(index_exprs(shape, advanced=advanced, heavy=heavy))
     return array, expr, draw(st.booleans()), draw(st.booleans())
 
 
@@ -191,7 +192,7 @@ def cases(draw, advanced=True):
 
 
 @settings(max_examples=150, deadline=None)
-@given(case=cases())
+@given(case=st.one_of(cases(), cases(heavy=True)))
 def test_getitem_matches_numpy(case):
     array, expr, as_tuple, transposed = case
     t = make(array, transposed)
@@ -345,7 +346,7 @@ def test_getitem_errors_for_tensor_indices():
 
 @st.composite
 def set_cases(draw):
-    array, expr, as_tuple, transposed = draw(cases())
+    array, expr, as_tuple, transposed = draw(st.one_of(cases(), cases(heavy=True)))
     target = numpy_index(array, tuple(expr.np))
     assume(target is not None)
     positions = np.arange(array.size).reshape(array.shape)[tuple(expr.np)]
@@ -457,7 +458,8 @@ def test_setitem_on_meta_checks_shapes_only():
     t = P.empty_strided((3, 4), (4, 1), dtype=opweave.float32, device="meta")
     t[1:, ::2] = 1.0
     t[[0, 1], 2] = make(np.array(2.0))
+    t[2] = P.empty_strided((4,), (1,), dtype=opweave.float64, device="meta")
     with pytest.raises(ValueError, match="shape mismatch"):
-        t[0] = make(np.ones(3, dtype=np.float32))
+        t[0] = P.empty_strided((3,), (1,), dtype=opweave.float32, device="meta")
     with pytest.raises(RuntimeError, match="meta"):
         t[0] = make(np.ones(4, dtype=np.float32))

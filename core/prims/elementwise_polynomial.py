@@ -1,9 +1,12 @@
 """Orthogonal polynomial prims: ``name(Tensor x, Tensor n) -> Tensor`` (real floating dtypes).
 
 PyTorch semantics: ``n`` is truncated to an integer; ``n < 0`` gives 0 (so does
-a non-finite ``n``). Backends evaluate the three-term recurrence (PyTorch uses a
-trigonometric closed form for large ``n`` inside the interval of
-orthogonality), so the cost grows with ``n``.
+a non-finite ``n``, where PyTorch's float-to-int cast is undefined), degree 0
+gives 1. Then, in PyTorch's order: the special values at the ends of the
+interval of orthogonality, a trigonometric closed form for large ``n`` inside
+it (Chebyshev families), else the three-term recurrence, whose cost grows with
+``n`` (as in PyTorch). Hermite polynomials are nan above PyTorch's limit on the
+degree (128 for float32 and narrower dtypes, 512 for float64).
 """
 
 from __future__ import annotations

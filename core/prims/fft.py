@@ -47,7 +47,7 @@ def fft_c2c_meta(self, dim, normalization, forward):
 
 
 def fft_r2c_meta(self, dim, normalization, onesided):
-    """Real-to-complex forward FFT over ``dim``; ``onesided`` keeps ``n // 2 + 1`` entries of the last dim in ``dim``."""
+    """Real-to-complex forward FFT over ``dim``; ``onesided`` keeps ``n // 2 + 1`` entries on its last dim."""
     op = "prims::fft_r2c"
     dims = _check(op, self, dim, normalization, _REAL, True)
     _nonempty(op, self, dims)
@@ -75,8 +75,12 @@ def fft_c2r_meta(self, dim, normalization, last_dim_size):
 
 
 def _define():
-    define_prim("fft_c2c(Tensor self, int[] dim, int normalization, bool forward) -> Tensor", fft_c2c_meta, tags=("fft",))
-    define_prim("fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor", fft_r2c_meta, tags=("fft",))
+    define_prim(
+        "fft_c2c(Tensor self, int[] dim, int normalization, bool forward) -> Tensor", fft_c2c_meta, tags=("fft",)
+    )
+    define_prim(
+        "fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor", fft_r2c_meta, tags=("fft",)
+    )
     define_prim(
         "fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor",
         fft_c2r_meta,

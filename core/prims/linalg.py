@@ -222,6 +222,7 @@ def lstsq_meta(A, B, rcond):
     also given for rank-deficient A: torch's data-dependent shape is not a prim's);
     ``rank`` (*,) int64; ``singular_values`` (*, min(m, n)) real. Singular values below
     ``rcond * max(S)`` count as zero; ``rcond=None`` means ``eps(dtype) * max(m, n)``.
+    ValueError (from the kernel) if an input holds nan or inf.
     """
     op = "prims::lstsq"
     batch, m, n = _matrix(op, "A", A)

@@ -55,7 +55,8 @@ def uniform_meta(shape, low, high, seed, offset, dtype, device):
     blocks); float64 uses 53 bits from two words (``ceil(numel / 2)`` blocks). The value
     ``low + (high - low) * u`` is computed in float64 and rounded to ``dtype``; a value that
     rounds up to ``high`` becomes the largest value of ``dtype`` below ``high``. ValueError
-    unless ``low <= high`` (both finite); ``low == high`` gives ``low`` everywhere.
+    unless ``low <= high``, both finite and within ``dtype``'s range; ``low == high`` gives
+    ``low`` everywhere.
     """
     op = "prims::uniform"
     shape = check_shape(op, "shape", shape)
@@ -63,6 +64,9 @@ def uniform_meta(shape, low, high, seed, offset, dtype, device):
     if lo > hi:
         raise ValueError(f"{op}: expects low <= high, got low={low} and high={high}")
     _check_float_dtype(op, dtype)
+    limit = float(_dtype.finfo(dtype).max)
+    if not -limit <= lo <= hi <= limit:
+        raise ValueError(f"{op}: low={low} and high={high} must be within the range of {dtype.name}")
     check_seed_offset(op, seed, offset)
     return meta_empty(shape, dtype)
 

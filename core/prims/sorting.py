@@ -43,12 +43,12 @@ def _without(a, d) -> tuple:
 
 def topk_meta(a, k, dim, largest, sorted):  # noqa: A002 - schema name
     """The ``k`` largest (``largest``) or smallest elements along ``dim`` (NaN largest) and their int64
-    indices; ``dim`` gets size ``k`` (``0 <= k <= size``, else ValueError). Results come sorted (best first)
-    whatever ``sorted`` says; equal elements keep their original order."""
+    indices; ``dim`` gets size ``k`` (``0 <= k <= size``, else ValueError; a 0-dim ``a`` needs ``k == 1``).
+    Results come sorted (best first) whatever ``sorted`` says; equal elements keep their original order."""
     op = "prims::topk"
     d = _input(op, a, dim)
     n = _dim_size(a, d)
-    if not 0 <= k <= n:
+    if not (0 if a.ndim else 1) <= k <= n:
         raise ValueError(f"{op}: argument 'k' ({k}) is out of range for a dim of size {n}")
     shape = list(a.shape)
     if shape:

@@ -216,6 +216,16 @@ def scalar_dtype_of(value):
     return _dtype.get_default_dtype()
 
 
+def fill_value(op: str, value, dtype):
+    """``value`` checked (see ``check_fill``) and converted as torch converts a fill: ``bool(value)`` for bool."""
+    check_fill(op, value, dtype)
+    if dtype is _dtype.bool_:
+        return bool(value)
+    if isinstance(value, complex) and not dtype.is_complex:
+        return value.real
+    return value
+
+
 def check_fill(op: str, value, dtype) -> None:
     """torch's checked conversion of a fill value: no complex into real, no integer overflow, no float overflow."""
     if isinstance(value, complex) and not dtype.is_complex:

@@ -16,10 +16,10 @@ from .._ops import prims
 from .._tensor import contiguous_strides
 from ._shapes import (
     PRESERVE,
-    check_fill,
     check_layout,
     check_sizes,
     factory_device,
+    fill_value,
     scalar,
     scalar_dtype_of,
     strides_for,
@@ -41,7 +41,7 @@ def _resolve(op: str, dtype, layout, device, pin_memory, like=None, default=None
 
 def _filled(op: str, shape, value, dtype, device, strides=None):
     """A new tensor of ``shape`` filled with ``value`` (contiguous unless ``strides`` say otherwise)."""
-    check_fill(op, value, dtype)
+    value = fill_value(op, value, dtype)
     shape = list(shape)
     if strides is None or tuple(strides) == contiguous_strides(shape):
         return prims.full(shape, value, dtype=dtype, device=device)
@@ -164,8 +164,7 @@ def new_ones(self, size, dtype=None, layout=None, device=None, pin_memory=None):
 def scalar_tensor(s, dtype=None, layout=None, device=None, pin_memory=None):
     """A 0-dim tensor holding ``s`` (default dtype unless given, whatever the type of ``s``)."""
     dtype, dev = _resolve("scalar_tensor", dtype, layout, device, pin_memory)
-    check_fill("scalar_tensor", s, dtype)
-    return prims.scalar_tensor(s, dtype=dtype, device=dev)
+    return prims.scalar_tensor(fill_value("scalar_tensor", s, dtype), dtype=dtype, device=dev)
 
 
 # -- ranges ---------------------------------------------------------------------------

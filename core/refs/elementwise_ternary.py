@@ -184,7 +184,9 @@ def _check_fill_tensor(op, self, value):
 
 
 def fill_scalar(self, value):
-    """A tensor like ``self`` filled with ``value`` (converted to ``self``'s dtype)."""
+    """A tensor like ``self`` filled with ``value`` (converted to ``self``'s dtype; complex only into complex)."""
+    if isinstance(value, complex) and not self.dtype.is_complex:
+        raise TypeError(f"fill: cannot fill a {self.dtype.name} tensor with the complex value {value!r}")
     return prims.fill(self, value)
 
 

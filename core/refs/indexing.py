@@ -18,6 +18,7 @@ from ._tensor_utils import (
     cast,
     check_index_dtype,
     expand,
+    fill_like,
     flatten,
     full,
     same_dtype_operand,
@@ -172,8 +173,8 @@ def index_fill_tensor(self, dim, index, value):
 
 def _wrap_negative(index, size: int):
     """``index`` with negative entries shifted by ``size`` (index_fill accepts them, index_copy does not)."""
-    negative = prims.lt(index, full((), 0, index.dtype, index.device))
-    shifted = prims.add(index, expand(full((), size, index.dtype, index.device), index.shape))
+    negative = prims.lt(index, fill_like(0, index))
+    shifted = prims.add(index, fill_like(size, index))
     return prims.where(negative, shifted, index)
 
 

@@ -19,10 +19,10 @@ from ._shapes import (
     CHANNELS_LAST_3D,
     CONTIGUOUS,
     PRESERVE,
-    check_fill,
     check_layout,
     check_memory_format,
     contiguous_copy,
+    fill_value,
     restride,
     scalar,
     strides_for,
@@ -70,7 +70,7 @@ def clone(self, memory_format=None):
 
 
 def _has_internal_overlap(t: Tensor) -> bool:
-    return any(st == 0 and n > 1 for n, st in zip(t.shape, t.stride()))
+    return t.numel() > 1 and any(st == 0 and n > 1 for n, st in zip(t.shape, t.stride()))
 
 
 def _overlaps(a: Tensor, b: Tensor) -> bool:
@@ -488,7 +488,7 @@ def constant_pad_nd(self, pad, value=0):
             f"constant_pad_nd: Length of pad should be no more than twice the number of dimensions of the input. "
             f"Pad length is {len(pad)} while the input has {self.ndim} dimensions."
         )
-    check_fill("constant_pad_nd", value, self.dtype)
+    value = fill_value("constant_pad_nd", value, self.dtype)
     shape = list(self.shape)
     src_lo, src_hi, dst_lo = [0] * self.ndim, list(shape), [0] * self.ndim
     for i in range(len(pad) // 2):

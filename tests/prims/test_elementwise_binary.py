@@ -413,3 +413,10 @@ def test_comparisons_reject_complex():
         with pytest.raises(TypeError, match=f"prims::{name}"):
             getattr(P, name)(z, z)
     assert P.eq(z, z).numpy().all()
+
+
+def test_binary_device_mismatch():
+    cpu = opweave.from_numpy(np.ones((2, 3), np.float32))
+    meta = P.empty_strided([2, 3], [3, 1], dtype=opweave.float32, device="meta")
+    with pytest.raises(RuntimeError, match="prims::add"):
+        P.add(cpu, meta)

@@ -93,6 +93,16 @@ def test_polynomial_degrees_and_ends():
     np.testing.assert_allclose(P.shifted_chebyshev_polynomial_w(x, n).numpy(), [-1.0, 7.0, 1.0], rtol=1e-12)
 
 
+@pytest.mark.parametrize("name", ["hermite_polynomial_h", "hermite_polynomial_he"])
+def test_hermite_degree_limit(name):
+    """PyTorch returns nan above getHermitianLimit: 128 for float, 512 for double."""
+    for dtype, limit in ((np.float32, 128), (np.float64, 512)):
+        x = opweave.from_numpy(np.array([0.05, 0.05], dtype))
+        n = opweave.from_numpy(np.array([limit + 1, 1], dtype))
+        got = getattr(P, name)(x, n).numpy()
+        assert np.isnan(got[0]) and not np.isnan(got[1])
+
+
 @pytest.mark.parametrize("name", list(FORMULAS))
 def test_large_degree_inside_interval(name):
     """Large n inside the interval (PyTorch's closed form), against SciPy."""

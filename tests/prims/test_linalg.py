@@ -5,11 +5,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import opweave as ow
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import opweave as ow
 
 P = ow.ops.prims
 LA = [ow.float32, ow.float64, ow.complex64, ow.complex128]
@@ -91,7 +90,7 @@ def make_layout(a, layout):
         base = np.zeros(tuple(2 * s for s in a.shape), a.dtype)
         base[tuple(slice(None, None, 2) for _ in a.shape)] = a
         return P.slice(ow.from_numpy(base), [0] * a.ndim, list(base.shape), [2] * a.ndim), base
-    base = np.ascontiguousarray(a[0])
+    base = np.array(a[0], copy=True)
     return P.broadcast_in_dim(ow.from_numpy(base), list(a.shape), list(range(1, a.ndim))), base
 
 

@@ -6,11 +6,10 @@ import math
 
 import ml_dtypes
 import numpy as np
+import opweave as ow
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import opweave as ow
 from opweave import _philox
 
 P = ow.ops.prims
@@ -192,7 +191,7 @@ def make_layout(a, layout):
         base = np.zeros(tuple(2 * s for s in a.shape), a.dtype)
         base[tuple(slice(None, None, 2) for _ in a.shape)] = a
         return P.slice(ow.from_numpy(base), [0] * a.ndim, list(base.shape), [2] * a.ndim), base
-    base = a[0].copy()
+    base = np.array(a[0], copy=True)
     return P.broadcast_in_dim(ow.from_numpy(base), list(a.shape), list(range(1, a.ndim))), base
 
 
@@ -334,6 +333,7 @@ def test_errors(device):
     _err(TypeError, "randint", lambda: P.randint([2], 0, 3, 0, 0, dtype=ow.complex64, device=device))
     _err(ValueError, "uniform", lambda: P.uniform([2], 1.0, 0.0, 0, 0, dtype=f32, device=device))
     _err(ValueError, "uniform", lambda: P.uniform([2], 0.0, math.inf, 0, 0, dtype=f32, device=device))
+    _err(ValueError, "uniform", lambda: P.uniform([2], 0.0, 1e6, 0, 0, dtype=ow.float16, device=device))
     _err(TypeError, "uniform", lambda: P.uniform([2], 0.0, 1.0, 0, 0, dtype=i32, device=device))
     _err(TypeError, "uniform", lambda: P.uniform([2], 0.0, 1j, 0, 0, dtype=f32, device=device))
     _err(ValueError, "normal", lambda: P.normal([2], 0.0, -1.0, 0, 0, dtype=f32, device=device))

@@ -125,15 +125,16 @@ def values(rng, shape, dtype, domain="any", specials=True):
 
     Domains: "any" (mixed magnitudes), "pos" (0.1..5), "unit" (-0.95..0.95), "gt1" (1.05..5),
     "nonzero" (|x| >= 0.5), "small" (integers -3..3, non-negative for unsigned), "exp" (integers 0..4
-    for integer dtypes, "any" otherwise), "shift" (integers 0..7).
+    for integer dtypes, "any" otherwise), "shift" (integers 0..7), "prob" (0.02..0.98; 1 for integers).
     Floating values get nan/±inf/-0.0 mixed in when ``specials`` is true.
     """
     shape = tuple(shape)
     if dtype is ow.bool:
-        return rng.random(shape) < 0.5
+        p_true = {"nonzero": 2, "pos": 2, "gt1": 2, "prob": 2}.get(domain, 0.5)
+        return np.asarray(rng.random(shape) < p_true)
     if category(dtype) == 1:
         return _int_values(rng, shape, dtype, domain)
-    v = _float_values(rng, shape, domain)
+    v = np.array(_float_values(rng, shape, domain), dtype=np.float64)
     if specials and domain in ("any", "exp"):
         mask = rng.random(shape) < 0.2
         v[mask] = rng.choice(SPECIALS, int(mask.sum()))
@@ -143,13 +144,13 @@ def values(rng, shape, dtype, domain="any", specials=True):
     return np.asarray(v).astype(dtype.numpy)
 
 
+_INT_RANGES = {"small": (-3, 3), "exp": (0, 4), "shift": (0, 7), "pos": (1, 40), "gt1": (2, 40), "unit": (-1, 1)}
+
+
 def _int_values(rng, shape, dtype, domain):
-    info = np.iinfo(dtype.numpy)
-    lo, hi = {"small": (-3, 3), "exp": (0, 4), "shift": (0, 7)}.get(domain, (-40, 40))
-    lo = max(lo, int(info.min))
-    if domain == "pos":
-        lo = 1
-    v = rng.integers(lo, hi + 1, shape)
+    lo, hi = _INT_RANGES.get(domain, (1, 1) if domain == "prob" else (-40, 40))
+    lo = max(lo, int(np.iinfo(dtype.numpy).min))
+    v = np.asarray(rng.integers(lo, hi + 1, shape))
     if domain == "nonzero":
         v = np.where(v == 0, 1, v)
     return v.astype(dtype.numpy)
@@ -162,6 +163,8 @@ def _float_values(rng, shape, domain):
         return rng.uniform(-0.95, 0.95, shape)
     if domain == "gt1":
         return rng.uniform(1.05, 5, shape)
+    if domain == "prob":
+        return rng.uniform(0.02, 0.98, shape)
     if domain in ("small", "shift"):
         return rng.integers(-3 if domain == "small" else 0, 4, shape).astype(np.float64)
     v = rng.standard_normal(shape) * 10.0 ** rng.integers(-1, 2, shape)
@@ -241,7 +244,7 @@ def snapshot(*tensors):
 def unchanged(tensors, before):
     """Assert each tensor still holds its snapshot."""
     for t, b in zip([t for t in tensors if isinstance(t, ow.Tensor)], before):
-        np.testing.assert_array_equal(np.array(t.numpy()), b)
+        np.testing.assert_array_equal(wide(np.array(t.numpy())), wide(b))
 
 
 def oracle_errors():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
-
 from opweave.prims.conv import pool_output_size
 
 from ._common import native, wrap
@@ -29,7 +28,11 @@ def _conv(x: np.ndarray, w: np.ndarray, stride, dilation, groups: int) -> np.nda
     c_out, ks = w.shape[0], w.shape[2:]
     span = tuple(dl * (k - 1) + 1 for k, dl in zip(ks, dilation))
     cols = sliding_window_view(x, span, axis=tuple(range(2, 2 + d)))
-    cols = cols[(slice(None),) * 2 + tuple(slice(None, None, s) for s in stride) + tuple(slice(None, None, dl) for dl in dilation)]
+    cols = cols[
+        (slice(None),) * 2
+        + tuple(slice(None, None, s) for s in stride)
+        + tuple(slice(None, None, dl) for dl in dilation)
+    ]
     out_sizes = cols.shape[2 : 2 + d]
     cols = cols.reshape((n, groups, c // groups) + cols.shape[2:])
     wg = w.reshape((groups, c_out // groups) + w.shape[1:])
@@ -52,8 +55,7 @@ def _conv_transposed(x, w, stride, padding, dilation, output_padding, groups):
     wt = np.flip(wt, axis=tuple(range(2, 2 + d)))
     full = _conv(stuffed, wt, (1,) * d, dilation, groups)
     sizes = [
-        (s - 1) * st - 2 * p + e + op + 1
-        for s, st, p, e, op in zip(x.shape[2:], stride, padding, edge, output_padding)
+        (s - 1) * st - 2 * p + e + op + 1 for s, st, p, e, op in zip(x.shape[2:], stride, padding, edge, output_padding)
     ]
     extra = [max(0, p + size - f) for p, size, f in zip(padding, sizes, full.shape[2:])]
     full = np.pad(full, [(0, 0), (0, 0)] + [(0, e) for e in extra])
@@ -63,18 +65,17 @@ def _conv_transposed(x, w, stride, padding, dilation, output_padding, groups):
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     """N-d convolution, PyTorch semantics (groups, dilation, transposed with output_padding)."""
     d = input.ndim - 2
-    stride, padding, dilation, output_padding = (
-        _per_dim(v, d) for v in (stride, padding, dilation, output_padding)
-    )
+    stride, padding, dilation, output_padding = (_per_dim(v, d) for v in (stride, padding, dilation, output_padding))
     cdt = _compute_dtype(input.dtype)
     x, w = native(input).astype(cdt), native(weight).astype(cdt)
-    if transposed:
-        y = _conv_transposed(x, w, stride, padding, dilation, output_padding, groups)
-    else:
-        x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
-        y = _conv(x, w, stride, dilation, groups)
-    if bias is not None:
-        y = y + native(bias).astype(cdt).reshape((-1,) + (1,) * d)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf/nan inputs propagate silently, as in torch
+        if transposed:
+            y = _conv_transposed(x, w, stride, padding, dilation, output_padding, groups)
+        else:
+            x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+            y = _conv(x, w, stride, dilation, groups)
+        if bias is not None:
+            y = y + native(bias).astype(cdt).reshape((-1,) + (1,) * d)
     return wrap(np.ascontiguousarray(y).astype(input.dtype.numpy, copy=False), input.dtype)
 
 
@@ -194,7 +195,8 @@ def _window_sums(x: np.ndarray, dims) -> np.ndarray:
         rest = (1,) * (x.ndim - axis - 1)
         g = np.take(x, coords, axis=axis)  # (..., out, K, ...)
         g = np.where(valid.reshape(valid.shape + rest), g, 0)
-        x = g.sum(axis=axis + 1)
+        with np.errstate(invalid="ignore", over="ignore"):
+            x = g.sum(axis=axis + 1)
     return x
 
 

@@ -26,6 +26,7 @@ class Polynomial:
     ends: object = None  # (y, d) -> (mask, values) for the special points
     trig: tuple | None = None  # (degree threshold, (theta, d, y) -> value) used for |y| < 1
     shifted: bool = False
+    limited: bool = False  # Hermite: nan above PyTorch's getHermitianLimit (float 128, double 512)
 
 
 def _sign_pow(y, d):
@@ -89,8 +90,8 @@ FAMILIES = {
     "shifted_chebyshev_polynomial_u": _chebyshev(lambda y: y + y, _ends_u, 6, _trig_u, True),
     "shifted_chebyshev_polynomial_v": _chebyshev(lambda y: y + y - 1, _ends_v, 6, _trig_v, True),
     "shifted_chebyshev_polynomial_w": _chebyshev(lambda y: y + y + 1, _ends_w, 4, _trig_w, True),
-    "hermite_polynomial_h": Polynomial(lambda x: x + x, lambda m, x, p, q: (x + x) * q - 2 * m * p),
-    "hermite_polynomial_he": Polynomial(lambda x: x, lambda m, x, p, q: x * q - m * p),
+    "hermite_polynomial_h": Polynomial(lambda x: x + x, lambda m, x, p, q: (x + x) * q - 2 * m * p, limited=True),
+    "hermite_polynomial_he": Polynomial(lambda x: x, lambda m, x, p, q: x * q - m * p, limited=True),
     "laguerre_polynomial_l": Polynomial(
         lambda x: 1 - x, lambda m, x, p, q: ((2 * m + (1 - x)) * q - m * p) / (m + 1), _ends_l
     ),
@@ -132,6 +133,10 @@ def evaluate(poly: Polynomial, x, n):
         inside = todo & (d > threshold) & (np.abs(y) < 1)
         out[inside] = trig(np.arccos(y[inside]), d[inside], y[inside])
         todo &= ~inside
+    if poly.limited:
+        over = todo & (d > (512 if x.dtype == np.float64 else 128))
+        out[over] = np.nan
+        todo &= ~over
     out[todo] = _recurrence(poly, y[todo], d[todo])
     return out.astype(x.dtype, copy=False)
 

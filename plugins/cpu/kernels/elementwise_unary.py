@@ -21,6 +21,15 @@ def _integral_identity(fn):
     return rounded
 
 
+def _nan_at_inf(fn):
+    """nan at +-inf, as PyTorch's kernels give (``exp(x) / sqrt(x)``, ``cos(x) / sqrt(x)``; Airy checks isinf)."""
+
+    def bessel(x):
+        return np.where(np.isinf(x), np.nan, fn(x)).astype(x.dtype)
+
+    return bessel
+
+
 def _sigmoid(x):
     return sp.expit(x) if x.dtype.kind == "f" else 1 / (1 + np.exp(-x))
 
@@ -98,20 +107,20 @@ FUNCTIONS = {
     "ndtri": sp.ndtri,
     "ndtr": sp.ndtr,
     "log_ndtr": sp.log_ndtr,
-    "bessel_i0": sp.i0,
+    "bessel_i0": _nan_at_inf(sp.i0),
     "bessel_i0e": sp.i0e,
-    "bessel_i1": sp.i1,
+    "bessel_i1": _nan_at_inf(sp.i1),
     "bessel_i1e": sp.i1e,
-    "bessel_j0": sp.j0,
-    "bessel_j1": sp.j1,
-    "bessel_y0": sp.y0,
-    "bessel_y1": sp.y1,
+    "bessel_j0": _nan_at_inf(sp.j0),
+    "bessel_j1": _nan_at_inf(sp.j1),
+    "bessel_y0": _nan_at_inf(sp.y0),
+    "bessel_y1": _nan_at_inf(sp.y1),
     "modified_bessel_k0": sp.k0,
     "modified_bessel_k1": sp.k1,
     "scaled_modified_bessel_k0": sp.k0e,
     "scaled_modified_bessel_k1": sp.k1e,
     "spherical_bessel_j0": _spherical_bessel_j0,
-    "airy_ai": lambda x: sp.airy(x)[0],
+    "airy_ai": _nan_at_inf(lambda x: sp.airy(x)[0]),
     "entr": sp.entr,
     "frac": lambda x: x - np.trunc(x),
     "ceil": _integral_identity(np.ceil),

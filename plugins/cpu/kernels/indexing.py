@@ -10,11 +10,10 @@ Scatter-like writes are computed as flat target positions plus values, so
 from __future__ import annotations
 
 import numpy as np
-
 import opweave
 
 from ._common import native, wrap
-from .reductions import compute_dtype, computable, fresh
+from .reductions import computable, compute_dtype, fresh
 
 
 def _indices(op: str, t, dim: int, size: int, wrap_negative: bool = False) -> np.ndarray:
@@ -116,10 +115,11 @@ def scatter_reduce(a, dim, index, src, reduce, include_self):
     with np.errstate(all="ignore"):
         _REDUCE_UFUNCS[reduce].at(out, pos, values)
         if reduce == "mean":
-            count = np.full(out.shape, 1 if include_self else 0, np.int64)
+            count = np.zeros(out.shape, np.int64)
             np.add.at(count, pos, 1)
-            count = np.maximum(count, 1)
-            out = np.floor_divide(out, count) if out.dtype.kind in "iu" else out / count
+            hit = np.flatnonzero(count)
+            n = count[hit] + (1 if include_self else 0)
+            out[hit] = np.floor_divide(out[hit], n) if out.dtype.kind in "iu" else out[hit] / n
     return _done(out, a)
 
 

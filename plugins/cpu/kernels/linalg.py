@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -115,7 +116,7 @@ def lu(A, pivot):
         p = np.broadcast_to(np.eye(m, dtype=a.dtype), a.shape[:-2] + (m, m))
         low = np.broadcast_to(np.eye(m, k, dtype=a.dtype), a.shape[:-2] + (m, k))
         return _out(p, A.dtype), _out(low, A.dtype), _out(np.zeros(a.shape[:-2] + (k, n), a.dtype), A.dtype)
-    p, low, up = sla.lu(a)
+    p, low, up = sla.lu(a, check_finite=False)
     return _out(p, A.dtype), _out(low, A.dtype), _out(up, A.dtype)
 
 
@@ -143,7 +144,9 @@ def triangular_solve(B, A, upper, left, unitriangular):
         if left:
             x = sla.solve_triangular(a, b, lower=lower, unit_diagonal=unitriangular, check_finite=False)
         else:
-            x = _mT(sla.solve_triangular(a, _mT(b), trans="T", lower=lower, unit_diagonal=unitriangular))
+            x = _mT(
+                sla.solve_triangular(a, _mT(b), trans="T", lower=lower, unit_diagonal=unitriangular, check_finite=False)
+            )
     except np.linalg.LinAlgError:
         _raise("triangular_solve", "the matrix 'A' is singular (a zero on its diagonal)")
     return _out(x, B.dtype)
@@ -185,6 +188,8 @@ def _lstsq_one(a, b, rcond, real):
 def lstsq(A, B, rcond):
     """Batched least squares (loops over the batch)."""
     a, b = native(A), native(B)
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        _raise("lstsq", "the inputs must not contain nan or inf")
     batch, (m, n), k = a.shape[:-2], a.shape[-2:], b.shape[-1]
     real = A.dtype.to_real().numpy
     x = np.zeros(batch + (n, k), a.dtype)
@@ -230,7 +235,20 @@ def householder_product(A, tau):
     return _out(q, A.dtype)
 
 
-KERNELS = {
+def _named(name: str, fn):
+    """Report LAPACK failures not handled above (e.g. no convergence on nan input) as ValueError naming the op."""
+
+    @functools.wraps(fn)
+    def kernel(*args):
+        try:
+            return fn(*args)
+        except np.linalg.LinAlgError as exc:
+            raise ValueError(f"{name}: {exc}") from None
+
+    return kernel
+
+
+_KERNELS = {
     "prims::mm": mm,
     "prims::bmm": mm,
     "prims::svd": svd,
@@ -250,3 +268,5 @@ KERNELS = {
     "prims::geqrf": geqrf,
     "prims::householder_product": householder_product,
 }
+
+KERNELS = {name: _named(name, fn) for name, fn in _KERNELS.items()}

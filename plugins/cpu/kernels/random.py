@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from opweave import _philox
 
 from ._common import native, wrap

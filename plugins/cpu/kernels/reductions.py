@@ -8,7 +8,6 @@ scan, indexing and sorting kernel modules.
 from __future__ import annotations
 
 import numpy as np
-
 import opweave
 
 from ._common import native, wrap

@@ -7,11 +7,10 @@ vectors; results are made contiguous.
 from __future__ import annotations
 
 import numpy as np
-
 import opweave
 
 from ._common import native, wrap
-from .reductions import compute_dtype, computable
+from .reductions import computable, compute_dtype
 
 
 def _front(x: np.ndarray, dim: int) -> np.ndarray:

@@ -8,7 +8,6 @@ last (PyTorch's order) and treats -0.0 as 0.0. Equality of neighbours uses
 from __future__ import annotations
 
 import numpy as np
-
 import opweave
 
 from ._common import native, wrap
