@@ -8,7 +8,6 @@ from __future__ import annotations
 import timeit
 
 import numpy as np
-
 import opweave
 
 

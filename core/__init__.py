@@ -68,10 +68,14 @@ def dtype_of_numpy(np_dtype) -> dtype:
 
 _NP_CACHE: dict = {}
 
-from . import _meta  # noqa: E402
+from . import (  # noqa: E402
+    _meta,  # noqa: E402
+    backends,
+    dispatch,
+    ops,
+)
 from . import prims as _prims  # noqa: E402,F401  (defines the prim catalog)
 from . import refs as _refs  # noqa: E402,F401  (defines the canonical ops)
-from . import backends, dispatch, ops  # noqa: E402
 from ._factories import as_tensor, from_dlpack, from_numpy, tensor  # noqa: E402
 from ._format import set_printoptions  # noqa: E402
 from ._methods import install as _install_methods  # noqa: E402

@@ -234,7 +234,9 @@ def ensure_loaded(device_type: str, op_name: str | None = None) -> Backend:
     failed = [r for r in _plugins.values() if r.error and r.name == device_type]
     if failed:
         r = failed[0]
-        raise RuntimeError(f"{where}device '{device_type}' is unavailable: plugin '{r.name}' ({r.value}) failed to load: {r.error}")
+        raise RuntimeError(
+            f"{where}device '{device_type}' is unavailable: plugin '{r.name}' ({r.value}) failed to load: {r.error}"
+        )
     known = ", ".join(sorted(_backends)) or "none"
     raise RuntimeError(f"{where}no backend provides device type '{device_type}' (loaded backends: {known})")
 
@@ -248,7 +250,7 @@ def check_device(dev) -> Backend:
     """The backend for a device, or a ``RuntimeError`` if it is unavailable or out of range."""
     backend = ensure_loaded(dev.type)
     if not backend.is_available():
-        extra = f"; install it with pip install \"opweave[{backend.extra}]\"" if backend.extra else ""
+        extra = f'; install it with pip install "opweave[{backend.extra}]"' if backend.extra else ""
         raise RuntimeError(f"device '{dev}' is not available: {backend.unavailable_reason()}{extra}")
     if dev.index is not None and dev.index >= backend.device_count():
         raise RuntimeError(f"device '{dev}' does not exist: {dev.type} has {backend.device_count()} device(s)")

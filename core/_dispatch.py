@@ -189,10 +189,7 @@ def _finish(op, kernel, layer: Layer, keyset: int):
 def _missing_message(op, layer: Layer, backend: str | None) -> str:
     having = sorted({b for (lay, b) in op._kernels if b is not None and lay is Layer.Dense})
     extra = f"; backends with a kernel: {', '.join(having)}" if having else ""
-    return (
-        f"{op.name}: no kernel for key {layer.name}×{backend} "
-        f"(no backend kernel, fallback or decomposition){extra}"
-    )
+    return f"{op.name}: no kernel for key {layer.name}×{backend} (no backend kernel, fallback or decomposition){extra}"
 
 
 def register_kernel(op, layer: Layer, backend: str | None, fn, source: str, deterministic=True):

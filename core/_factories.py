@@ -54,7 +54,10 @@ def _contains_tensors(seq) -> bool:
 
 
 def _tensors_to_lists(seq):
-    return [x.tolist() if isinstance(x, Tensor) else _tensors_to_lists(x) if isinstance(x, (list, tuple)) else x for x in seq]
+    return [
+        x.tolist() if isinstance(x, Tensor) else _tensors_to_lists(x) if isinstance(x, (list, tuple)) else x
+        for x in seq
+    ]
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:

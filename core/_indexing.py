@@ -101,7 +101,7 @@ def __setitem__(self, idx, value):
 def _parse(idx) -> list:
     """The index as a list of ``(kind, value)`` items."""
     items = idx if isinstance(idx, tuple) else (idx,)
-    return [_parse_item(item) for item in items]
+    return list(map(_parse_item, items))
 
 
 def _parse_item(item):
@@ -134,7 +134,7 @@ def _parse_tensor(t: Tensor):
         warnings.warn(
             "indexing with dtype opweave.uint8 is now deprecated, please use a dtype opweave.bool instead.",
             UserWarning,
-            stacklevel=4,
+            stacklevel=6,  # out of _parse_tensor, _parse_item, _parse, _apply, __getitem__: the caller
         )
         return _MASK, _P.convert_element_type(t, _dtype.bool_)
     if t.dtype in _INDEX_DTYPES:

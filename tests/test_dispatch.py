@@ -7,9 +7,8 @@ import types
 from pathlib import Path
 
 import numpy as np
-import pytest
-
 import opweave
+import pytest
 from opweave import ops
 from opweave.backends import Backend, Storage
 from opweave.dispatch import Layer, explain, keys_included, layer_bit, layers_at_and_above, registered

@@ -5,12 +5,11 @@ from __future__ import annotations
 import pickle
 
 import numpy as np
+import opweave
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-
-import opweave
 
 NUMPY_DTYPES = [np.bool_, np.uint8, np.int8, np.int16, np.int32, np.int64, np.float16, np.float32, np.float64]
 NUMPY_DTYPES += [np.complex64, np.complex128]

@@ -6,7 +6,6 @@ They take no tensor arguments; the dispatcher finds the backend from their
 
 from __future__ import annotations
 
-
 from .._meta import empty as meta_empty
 from .._ops import define_prim
 from .._tensor import contiguous_strides

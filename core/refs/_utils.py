@@ -14,7 +14,6 @@ import warnings
 
 from .. import _dtype
 from .._ops import OpOverload, define, prims
-
 from .._tensor import Tensor
 
 
@@ -162,7 +161,11 @@ def _variant_schema(functional: OpOverload, variant: str) -> str:
         overload = f".{s.overload}" if s.overload else ""
         return f"{s.name}_{overload}({', '.join(text)}) -> Tensor(a!)"
     names = [r.name for r in s.returns]
-    out_names = names if len(names) > 1 and all(names) else (["out"] if len(names) == 1 else [f"out{i}" for i in range(len(names))])
+    out_names = (
+        names
+        if len(names) > 1 and all(names)
+        else (["out"] if len(names) == 1 else [f"out{i}" for i in range(len(names))])
+    )
     text = [_arg_text(a) for a in args]
     star = _star_position(args)
     if star is not None:
@@ -215,7 +218,9 @@ def _inplace_kernel(functional: OpOverload):
                 f"{name}: output with shape {list(self.shape)} doesn't match the broadcast shape {list(result.shape)}"
             )
         if not _dtype.can_cast(result.dtype, self.dtype):
-            raise TypeError(f"{name}: result type {result.dtype.name} can't be cast to the desired output type {self.dtype.name}")
+            raise TypeError(
+                f"{name}: result type {result.dtype.name} can't be cast to the desired output type {self.dtype.name}"
+            )
         prims.copy_to(self, to_device(result, self.device))
         return self
 
@@ -244,7 +249,9 @@ def write_out(op: str, out: Tensor, result: Tensor) -> None:
     if out.device != result.device:
         raise RuntimeError(f"{op}: out= tensor is on {out.device} but the result is on {result.device}")
     if not _dtype.can_cast(result.dtype, out.dtype):
-        raise TypeError(f"{op}: result type {result.dtype.name} can't be cast to the desired output type {out.dtype.name}")
+        raise TypeError(
+            f"{op}: result type {result.dtype.name} can't be cast to the desired output type {out.dtype.name}"
+        )
     if out.shape != result.shape:
         if out.numel() != 0:
             warnings.warn(
@@ -262,11 +269,12 @@ def define_with_variants(schema: str, decomposition, *, tags=(), inplace=True, o
     functional = define(schema, decomposition, tags=tags, doc=doc)
     variant_tags = tuple(t for t in tags if t not in ("core",)) + ("generated",)
     if inplace:
-        op = define(_variant_schema(functional, "inplace"), _inplace_kernel(functional), tags=variant_tags + ("inplace",))
+        op = define(
+            _variant_schema(functional, "inplace"), _inplace_kernel(functional), tags=variant_tags + ("inplace",)
+        )
         op.functional, op.variant = functional, "inplace"
     if out:
         n_outs = len(functional.schema.returns)
         op = define(_variant_schema(functional, "out"), _out_kernel(functional, n_outs), tags=variant_tags + ("out",))
         op.functional, op.variant = functional, "out"
     return functional
-

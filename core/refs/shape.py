@@ -129,7 +129,7 @@ def _copy_entry(op):
     entry = op._entry
 
     def copy_entry(self, src, non_blocking=False):
-        if isinstance(self, Tensor) and isinstance(src, Tensor) and src.device != self.device and src.ndim:
+        if isinstance(self, Tensor) and isinstance(src, Tensor) and src.device != self.device:
             broadcast_shapes("copy_", self.shape, src.shape)
             src = prims.device_put(src, self.device, non_blocking)
         return entry(self, src, non_blocking)

@@ -7,7 +7,6 @@ as is); views read it through the buffer protocol with their own strides.
 from __future__ import annotations
 
 import numpy as np
-
 import opweave
 from opweave.backends import Backend, Storage
 

@@ -177,7 +177,7 @@ def test_amax_amin(name, dtype, case, data):
             getattr(D, name)(t, dim, keepdim)
         return
     oracle = np.max if name == "amax" else np.min
-    check(getattr(D, name)(t, dim, keepdim), oracle(values, axis=axes, keepdims=keepdim), dtype)
+    check(getattr(D, name)(t, dim, keepdim), quiet(oracle, values, axis=axes, keepdims=keepdim), dtype)
 
 
 @pytest.mark.parametrize("dtype", ORDERED)
@@ -201,7 +201,7 @@ def test_max_min_dim(name, dtype, case, data):
         check(got_indices, np.array(0), D.int64)
         return
     oracle, arg = (np.max, np.argmax) if name == "max" else (np.min, np.argmin)
-    check(got_values, oracle(values, axis=axis, keepdims=keepdim), dtype)
+    check(got_values, quiet(oracle, values, axis=axis, keepdims=keepdim), dtype)
     want_index = arg(wide, axis=axis)  # NumPy: first occurrence, NaN wins (as torch)
     check(got_indices, np.expand_dims(want_index, axis) if keepdim else want_index, D.int64)
 
@@ -217,8 +217,8 @@ def test_max_min_all_and_aminmax(dtype, case, data):
             with pytest.raises(ValueError):
                 fn(t)
         return
-    check(D.max(t), np.max(values), dtype)
-    check(D.min(t), np.min(values), dtype)
+    check(D.max(t), quiet(np.max, values), dtype)
+    check(D.min(t), quiet(np.min, values), dtype)
     low, high = D.aminmax(t, keepdim=keepdim)
     check(low, np.min(values, keepdims=keepdim), dtype)
     check(high, np.max(values, keepdims=keepdim), dtype)
@@ -462,7 +462,7 @@ def test_softmax(log, dtype, case, data):
     t, values = _input(case, dtype)
     dim = data.draw(st.integers(-max(t.ndim, 1), max(t.ndim, 1) - 1))
     fn = D.log_softmax if log else D.softmax
-    want = _np_softmax(values, dim % t.ndim if t.ndim else None, log)
+    want = quiet(_np_softmax, values, dim % t.ndim if t.ndim else None, log)
     check(fn(t, dim), want, dtype, atol=1e-6)
     check(fn(t, dim, D.float64), want, D.float64, atol=1e-12)
     internal = ops._log_softmax if log else ops._softmax

@@ -8,7 +8,6 @@ results agree with the decomposition (tests/test_cpu_direct.py checks that).
 from __future__ import annotations
 
 import numpy as np
-
 import opweave
 from opweave import ops
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from opweave.backends import Storage
 
 from .._backend import BACKEND, CPU
