@@ -63,7 +63,7 @@ def test_discovered_lazily_and_dispatched_to(site):
     )
     assert out["before"] is False, "the plugin module must not be imported by `import opweave`"
     assert out["lazy"]["toy"] is False
-    assert out["device"] == "toy"
+    assert out["device"] == "toy:0", "tensors on indexed device types carry an index, as in PyTorch"
     assert out["values"] == [2.0, 4.0, 6.0]
     assert out["calls"] == 1
     assert "Dense×toy: kernel from toy" in out["why"]

@@ -124,8 +124,7 @@ def check_scalar_fits(op: str, arg: str, value, dtype) -> None:
 
 
 def check_alpha(op: str, alpha, dtype) -> None:
-    """PyTorch's ``alpha_check``: a bool alpha only for bool results, no float alpha for integral ones, no complex
-    alpha for non-complex ones."""
+    """PyTorch's ``alpha_check``: bool alpha only for bool results, no float/complex alpha for int/real."""
     if isinstance(alpha, bool) and dtype is not bool_:
         raise TypeError(f"{op}: a boolean 'alpha' is only supported for boolean results, not {dtype.name}")
     check_scalar_fits(op, "alpha", alpha, dtype)

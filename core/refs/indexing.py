@@ -24,7 +24,7 @@ from ._tensor_utils import (
     same_dtype_operand,
     select,
 )
-from ._utils import broadcast_shapes, check_alpha, define_with_variants, wrap_dim
+from ._utils import broadcast_shapes, check_alpha, define_with_variants, to_device, wrap_dim
 
 _MASK_DTYPES = (_dtype.bool_, _dtype.uint8)
 
@@ -163,7 +163,7 @@ def index_fill_tensor(self, dim, index, value):
     d = wrap_dim(op, dim, self.ndim)
     target = list(self.shape) or [1]
     target[d] = index.numel()
-    source = expand(cast(value, self.dtype), target)
+    source = expand(to_device(cast(value, self.dtype), self.device), target)
     flat_index = flatten(index)
     base = self if self.ndim else flatten(self)
     wrapped = _wrap_negative(flat_index, base.shape[d])

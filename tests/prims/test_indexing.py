@@ -151,7 +151,7 @@ def _gather_index_shape(rng, sizes, d, bound_extra=3):
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(case=cases(), data=st.data())
 def test_gather(dtype, case, data):
     shape, layout, rng, special = case
@@ -200,7 +200,7 @@ def _finish(out_wide, x, dtype):
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(case=cases(), data=st.data())
 def test_scatter_last_write_wins(dtype, case, data):
     t, x, d, ti, ts, writes = _scatter_inputs(data, dtype, case)
@@ -215,7 +215,7 @@ def test_scatter_last_write_wins(dtype, case, data):
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(case=cases(), data=st.data())
 def test_scatter_add(dtype, case, data):
     t, x, d, ti, ts, writes = _scatter_inputs(data, dtype, case)
@@ -289,7 +289,7 @@ def _vector_index(data, rng, size, n_max=4, allow_negative=False):
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(case=cases(), data=st.data())
 def test_index_select(dtype, case, data):
     shape, layout, rng, special = case
@@ -326,7 +326,7 @@ def _index_source_case(data, dtype, case, allow_negative=False):
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(case=cases(), data=st.data())
 def test_index_add(dtype, case, data):
     t, x, d, ti, idx, rng, special = _index_source_case(data, dtype, case)
@@ -352,7 +352,7 @@ def test_index_add(dtype, case, data):
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(case=cases(), data=st.data())
 def test_index_copy_last_wins(dtype, case, data):
     t, x, d, ti, idx, rng, special = _index_source_case(data, dtype, case)
@@ -368,7 +368,7 @@ def test_index_copy_last_wins(dtype, case, data):
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(case=cases(), data=st.data())
 def test_index_fill(dtype, case, data):
     t, x, d, ti, idx, rng, _ = _index_source_case(data, dtype, case, allow_negative=True)
@@ -404,7 +404,7 @@ def _advanced_indices(data, rng, shape):
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(case=cases(), data=st.data())
 def test_index_follows_numpy_advanced_indexing(dtype, case, data):
     shape, layout, rng, special = case
@@ -428,7 +428,7 @@ def test_index_non_adjacent_tensors_go_first():
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(case=cases(), data=st.data(), accumulate=st.booleans())
 def test_index_put(dtype, case, data, accumulate):
     shape, layout, rng, special = case
@@ -457,7 +457,7 @@ def test_index_put(dtype, case, data, accumulate):
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(case=cases(), data=st.data())
 def test_masked_select_scatter_nonzero(dtype, case, data):
     shape, layout, rng, special = case
@@ -476,7 +476,7 @@ def test_masked_select_scatter_nonzero(dtype, case, data):
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=lambda d: d.name)
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(case=cases(), data=st.data(), accumulate=st.booleans())
 def test_take_and_put(dtype, case, data, accumulate):
     shape, layout, rng, special = case
@@ -502,7 +502,7 @@ def test_take_and_put(dtype, case, data, accumulate):
 
 
 @pytest.mark.parametrize("dtype", INTS + FLOATS, ids=lambda d: d.name)
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(case=cases(), data=st.data(), right=st.booleans())
 def test_searchsorted(dtype, case, data, right):
     shape, layout, rng, special = case
@@ -564,7 +564,7 @@ def test_histc(dtype, case, bins, lo, width):
 
 
 @pytest.mark.parametrize("dtype", INDEX_DTYPES, ids=lambda d: d.name)
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(case=cases(min_ndim=1, max_ndim=1, max_size=6))
 def test_repeat_interleave(dtype, case):
     shape, layout, rng, _ = case

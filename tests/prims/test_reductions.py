@@ -176,7 +176,7 @@ def _axes(dims, ndim):
 
 
 @pytest.mark.parametrize(("name", "dtype"), CASES, ids=[f"{o}-{d.name}" for o, d in CASES])
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(case=cases(), data=st.data())
 def test_reduction_matches_numpy(name, dtype, case, data):
     shape, layout, rng, special = case
@@ -231,7 +231,7 @@ CORRECTIONS = [0.0, 1.0, 0.5, 2.0, 7.0]
 
 
 @pytest.mark.parametrize("dtype", FLOATS + COMPLEXES, ids=lambda d: d.name)
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(case=cases(), data=st.data())
 def test_var_matches_numpy(dtype, case, data):
     shape, layout, rng, special = case
@@ -266,7 +266,7 @@ def test_var_edge_values_follow_torch():
 
 @pytest.mark.parametrize("name", ["argmax", "argmin"])
 @pytest.mark.parametrize("dtype", INTS + FLOATS, ids=lambda d: d.name)
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(case=cases(), data=st.data())
 def test_argmax_argmin(name, dtype, case, data):
     shape, layout, rng, special = case

@@ -153,7 +153,10 @@ def test_binary_matches_numpy(name, data, da, db, shapes):
 
 
 SCALARS = st.one_of(
-    st.booleans(), st.integers(-5, 5), st.floats(-4, 4, width=32), st.complex_numbers(max_magnitude=4, allow_nan=False)
+    st.booleans(),
+    st.integers(-5, 5),
+    st.floats(-4, 4, width=32),
+    st.complex_numbers(min_magnitude=1e-3, max_magnitude=4, allow_nan=False),
 )
 
 

@@ -220,13 +220,13 @@ def test_max_min_all_and_aminmax(dtype, case, data):
     check(D.max(t), quiet(np.max, values), dtype)
     check(D.min(t), quiet(np.min, values), dtype)
     low, high = D.aminmax(t, keepdim=keepdim)
-    check(low, np.min(values, keepdims=keepdim), dtype)
-    check(high, np.max(values, keepdims=keepdim), dtype)
+    check(low, quiet(np.min, values, keepdims=keepdim), dtype)
+    check(high, quiet(np.max, values, keepdims=keepdim), dtype)
     if t.ndim:
         dim = data.draw(st.integers(0, t.ndim - 1))
         low, high = D.aminmax(t, dim=dim, keepdim=keepdim)
-        check(low, np.min(values, axis=dim, keepdims=keepdim), dtype)
-        check(high, np.max(values, axis=dim, keepdims=keepdim), dtype)
+        check(low, quiet(np.min, values, axis=dim, keepdims=keepdim), dtype)
+        check(high, quiet(np.max, values, axis=dim, keepdims=keepdim), dtype)
 
 
 def test_max_other_is_maximum():

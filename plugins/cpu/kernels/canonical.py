@@ -1,7 +1,7 @@
 """Direct CPU kernels for hot canonical ops.
 
-Each handles the common case in one NumPy call — same dtype, floating, no
-alpha — and hands everything else to the op's reference decomposition, so its
+Each handles the common case in one NumPy call — same dtype (float32 or
+float64), same shape, no alpha — and hands everything else to the op's reference decomposition, so its
 results agree with the decomposition (tests/test_cpu_direct.py checks that).
 """
 
@@ -22,10 +22,10 @@ def _binary(name: str, ufunc):
     reference = op.decomposition
 
     def kernel(self, other, *rest):
-        if rest and rest[0] != 1:
+        if rest and not (type(rest[0]) is int and rest[0] == 1):
             return reference(self, other, *rest)
         dtype = self._dtype
-        if dtype is other._dtype and dtype in _FAST_DTYPES and not self._wrapped_number:
+        if dtype is other._dtype and dtype in _FAST_DTYPES and self._shape == other._shape:
             return wrap_same(ufunc(native(self), native(other)), dtype)
         return reference(self, other, *rest)
 

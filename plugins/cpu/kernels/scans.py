@@ -48,27 +48,24 @@ def _isnan(x: np.ndarray) -> np.ndarray:
     return np.isnan(x) if x.dtype.kind in "fc" else np.zeros(x.shape, bool)
 
 
-def _cum_extremum(better):
+def _cum_extremum(ufunc):
     def kernel(a, dim):
         x = _front(computable(a), dim)
-        values = np.empty(x.shape, x.dtype)
-        indices = np.zeros(x.shape, np.int64)
-        if x.shape[0]:
-            cur, cur_i = x[0].copy(), np.zeros(x.shape[1:], np.int64)
-            for i in range(x.shape[0]):
-                xi = x[i]
-                take = _isnan(xi) | (~_isnan(cur) & better(xi, cur))
-                cur = np.where(take, xi, cur)
-                cur_i = np.where(take, i, cur_i)
-                values[i], indices[i] = cur, cur_i
-        return wrap(_back(values, a, dim), a.dtype), wrap(_back(indices, a, dim), opweave.int64)
+        # torch takes x at i when isnan(x) or x >= running (x <= running for cummin). Before the first NaN that
+        # is x == the running extremum including x; after it the running value is NaN and only NaNs are taken.
+        with np.errstate(invalid="ignore"):
+            take = _isnan(x) | (x == ufunc.accumulate(x, axis=0))
+        steps = np.arange(x.shape[0]).reshape((-1,) + (1,) * (x.ndim - 1))
+        indices = np.maximum.accumulate(np.where(take, steps, 0), axis=0) if x.size else np.zeros(x.shape, np.int64)
+        values = np.take_along_axis(_front(native(a), dim), indices, axis=0)
+        return wrap(_back(values, a, dim), a.dtype), wrap(_back(indices.astype(np.int64), a, dim), opweave.int64)
 
-    kernel.__doc__ = f"torch's cummax/cummin rule: take x when isnan(x) or {better.__name__}(x, running)."
+    kernel.__doc__ = f"torch's cummax/cummin rule, vectorised with {ufunc.__name__}.accumulate."
     return kernel
 
 
-cummax = _cum_extremum(np.greater_equal)
-cummin = _cum_extremum(np.less_equal)
+cummax = _cum_extremum(np.maximum)
+cummin = _cum_extremum(np.minimum)
 
 
 def logcumsumexp(a, dim):
