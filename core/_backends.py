@@ -125,9 +125,16 @@ class Registry:
         op = lookup(op) if isinstance(op, str) else op
         _dispatch.register_composite_explicit(op, fn, self.source, deterministic)
 
-    def fallback(self, layer: Layer, backend: str, fn) -> None:
-        """Register a boxed kernel ``fn(op, *args)`` for every op at (layer, backend)."""
+    def fallback(self, layer: Layer, backend: str | None, fn) -> None:
+        """Register a boxed kernel for every op at (layer, backend); see ``dispatch.register_fallback``."""
         _dispatch.register_fallback(layer, backend, fn, self.source)
+
+    def deterministic_impl(self, op, fn, *, backend: str | None, layer: Layer = Layer.Dense):
+        """Register the kernel used for ``op`` in deterministic mode (when the regular one is not)."""
+        from ._ops import lookup
+
+        op = lookup(op) if isinstance(op, str) else op
+        _dispatch.register_deterministic_kernel(op, layer, backend, fn, self.source)
 
 
 @dataclass

@@ -11,13 +11,15 @@ Resolution of one slot (layer L, backend B), first match wins:
 
 1. a kernel registered at (L, B), then one registered at L for every backend;
 2. at Dense: the op's CompositeExplicit kernel;
-3. the backend's boxed fallback for L (one kernel for every op);
+3. the backend's boxed fallback for L, then L's fallback for every backend;
 4. the op's CompositeImplicit decomposition;
 5. a layer that falls through (Autocast, Python, ...) is skipped: go to the next layer;
 6. otherwise ``NotImplementedError`` naming the op, the key and the backends that have it.
 
 Prims run their meta function before the backend kernel, so every backend
-validates inputs identically.
+validates inputs identically. In deterministic mode (a mode bit of the key set,
+so it is part of the cache key) a kernel registered as deterministic for the
+slot is preferred; a nondeterministic one raises, or warns with ``warn_only``.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from . import _binding, _keys
 from ._keys import LAYER_BITS, Layer
 
 _FALLTHROUGH_LAYERS = {Layer.Autograd, Layer.Autocast, Layer.Trace, Layer.Python}
-_fallbacks: dict[tuple, object] = {}  # (layer, backend) -> Kernel taking (op, *args)
+_fallbacks: dict[tuple, object] = {}  # (layer, backend or None) -> Kernel taking (op, [keyset,] *args)
 _ops_with_cache: list = []
 
 
@@ -151,23 +153,51 @@ def _resolve(op, keyset: int):
 def _slot(op, layer: Layer, backend: str | None, keyset: int):
     """The kernel for one (layer, backend) slot and the reason, or None."""
     kernel = op._kernels.get((layer, backend)) or op._kernels.get((layer, None))
+    if kernel is not None and keyset & _keys.MODE_DETERMINISTIC and not kernel.deterministic:
+        kernel = _deterministic_alternative(op, layer, backend, kernel)
     if kernel is not None:
         where = backend if (layer, backend) in op._kernels else "every backend"
         return _finish(op, kernel, layer, keyset), f"{layer.name}×{where}: kernel from {kernel.source}"
     if layer is Layer.Dense and op._composite_explicit is not None:
         k = op._composite_explicit
         return _finish(op, k, layer, keyset), f"Dense×{backend}: CompositeExplicit kernel from {k.source}"
-    fallback = _fallbacks.get((layer, backend))
+    fallback = _fallbacks.get((layer, backend)) or _fallbacks.get((layer, None))
     if fallback is not None:
         fn = fallback.fn
+        if layer is Layer.Dense:
 
-        def boxed(*args, _op=op, _fn=fn):
-            return _fn(_op, *args)
+            def boxed(*args, _op=op, _fn=fn):
+                return _fn(_op, *args)
 
-        return boxed, f"{layer.name}×{backend}: boxed fallback from {fallback.source}"
+        else:
+
+            def boxed(*args, _op=op, _fn=fn, _keyset=keyset):
+                return _fn(_op, _keyset, *args)
+
+        where = backend if (layer, backend) in _fallbacks else "every backend"
+        return boxed, f"{layer.name}×{where}: boxed fallback from {fallback.source}"
     if op.decomposition is not None and layer in (Layer.Dense, Layer.Quantized):
         return op.decomposition, f"{layer.name}×{backend}: CompositeImplicit decomposition"
     return None
+
+
+def _deterministic_alternative(op, layer: Layer, backend, kernel):
+    """In deterministic mode: the slot's deterministic kernel, or raise/warn about ``kernel``."""
+    alternative = op._deterministic_kernels.get((layer, backend)) or op._deterministic_kernels.get((layer, None))
+    if alternative is not None:
+        return alternative
+    from ._state import local
+
+    message = (
+        f"{op.name} does not have a deterministic implementation on {backend}, but you set "
+        "'use_deterministic_algorithms(True)'"
+    )
+    if local().deterministic_warn_only:
+        import warnings
+
+        warnings.warn(message, UserWarning, stacklevel=4)
+        return kernel
+    raise RuntimeError(message)
 
 
 def _finish(op, kernel, layer: Layer, keyset: int):
@@ -200,6 +230,12 @@ def register_kernel(op, layer: Layer, backend: str | None, fn, source: str, dete
     invalidate()
 
 
+def register_deterministic_kernel(op, layer: Layer, backend: str | None, fn, source: str):
+    """Register the kernel deterministic mode uses for (layer, backend) instead of a nondeterministic one."""
+    op._deterministic_kernels[(layer, backend)] = _make_kernel(fn, source, True)
+    invalidate()
+
+
 @contextlib.contextmanager
 def registered(op, fn, *, backend: str | None, layer: Layer = Layer.Dense, source: str = "override"):
     """Register ``fn`` for ``op`` at (layer, backend) inside a ``with`` block; the previous kernel returns after."""
@@ -222,8 +258,12 @@ def register_composite_explicit(op, fn, source: str, deterministic=True):
     invalidate()
 
 
-def register_fallback(layer: Layer, backend: str, fn, source: str):
-    """Register a boxed kernel ``fn(op, *args)`` for every op at (layer, backend)."""
+def register_fallback(layer: Layer, backend: str | None, fn, source: str):
+    """Register a boxed kernel for every op at (layer, backend); ``backend=None``: every backend.
+
+    At Dense it is called as ``fn(op, *args)``; at other layers as ``fn(op, keyset, *args)``
+    so that it can redispatch below itself.
+    """
     _fallbacks[(layer, backend)] = _make_kernel(fn, source, True)
     invalidate()
 

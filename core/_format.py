@@ -113,13 +113,20 @@ def format_tensor(t) -> str:
             suffixes.append(f"size={tuple(t.shape)}")
         if not implied:
             suffixes.append(dtype_suffix)
-        body = _tensor_str(_host_values(t), indent)
+        summarize = t.numel() > PRINT_OPTS.threshold
+        body = _tensor_str(_host_values(t, summarize), tuple(t.shape), summarize, indent)
     return _add_suffixes(prefix + body, suffixes, indent)
 
 
-def _host_values(t) -> np.ndarray:
-    """The elements on the host in a NumPy dtype Python formats exactly (float64 for every real float)."""
+def _host_values(t, summarize: bool) -> np.ndarray:
+    """The elements to print, on the host, in a NumPy dtype Python formats exactly (float64 for real floats).
+
+    A summarized tensor keeps only its edges (``edgeitems`` per side of every long dim), taken before the
+    dtype conversion so that printing a large CPU tensor copies only what is shown.
+    """
     array = t.cpu().numpy()
+    if summarize:
+        array = _summarized(array)
     dt = t.dtype
     if dt.is_complex:
         return array.astype(np.complex128)
@@ -202,7 +209,7 @@ def _element_text(value, f1: _Formatter, f2: _Formatter | None) -> str:
     return f1.format(value) if f2 is None else _complex_text(value, f1, f2)
 
 
-def _vector_str(a: np.ndarray, indent: int, summarize: bool, f1, f2) -> str:
+def _vector_str(a: np.ndarray, size: int, indent: int, summarize: bool, f1, f2) -> str:
     element_length = f1.width() + 2
     if f2 is not None:
         element_length += f2.width() + 1
@@ -210,7 +217,7 @@ def _vector_str(a: np.ndarray, indent: int, summarize: bool, f1, f2) -> str:
     edge = PRINT_OPTS.edgeitems
     if summarize and not edge:
         data = ["..."]
-    elif summarize and a.shape[0] > 2 * edge:
+    elif summarize and size > 2 * edge:  # ``a`` holds the edges only
         head = [_element_text(v, f1, f2) for v in a[:edge].tolist()]
         tail = [_element_text(v, f1, f2) for v in a[-edge:].tolist()]
         data = head + [" ..."] + tail
@@ -220,27 +227,28 @@ def _vector_str(a: np.ndarray, indent: int, summarize: bool, f1, f2) -> str:
     return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
 
 
-def _nested_str(a: np.ndarray, indent: int, summarize: bool, f1, f2=None) -> str:
-    if a.ndim == 0:
+def _nested_str(a: np.ndarray, sizes: tuple, indent: int, summarize: bool, f1, f2=None) -> str:
+    """``a`` printed as a tensor of shape ``sizes`` (``a`` holds only the edges of the summarized dims)."""
+    if not sizes:
         return _element_text(a.item(), f1, f2)
-    if a.ndim == 1:
-        return _vector_str(a, indent, summarize, f1, f2)
+    if len(sizes) == 1:
+        return _vector_str(a, sizes[0], indent, summarize, f1, f2)
     edge = PRINT_OPTS.edgeitems
-    n = a.shape[0]
+    n = sizes[0]
     if summarize and n > 2 * edge:
-        rows = list(range(edge)) + [None] + list(range(n - edge, n))
+        rows = list(range(edge)) + [None] + list(range(edge, 2 * edge))
     else:
         rows = list(range(n))
-    slices = ["..." if i is None else _nested_str(a[i], indent + 1, summarize, f1, f2) for i in rows]
-    return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
+    slices = ["..." if i is None else _nested_str(a[i], sizes[1:], indent + 1, summarize, f1, f2) for i in rows]
+    return "[" + ("," + "\n" * (len(sizes) - 1) + " " * (indent + 1)).join(slices) + "]"
 
 
 def _summarized(a: np.ndarray) -> np.ndarray:
-    """The elements a summarized print shows (PyTorch's ``get_summarized_data``)."""
+    """The elements a summarized print shows: ``edgeitems`` at each end of every longer dim."""
     edge = PRINT_OPTS.edgeitems
-    if a.ndim == 0 or (a.ndim == 1 and not edge):
+    if a.ndim == 0:
         return a
-    if not edge:
+    if not edge:  # only "..." is printed
         return a[(slice(0, 0),) * a.ndim]
     for axis, n in enumerate(a.shape):
         if n > 2 * edge:
@@ -248,12 +256,10 @@ def _summarized(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _tensor_str(a: np.ndarray, indent: int) -> str:
-    summarize = a.size > PRINT_OPTS.threshold
-    shown = _summarized(a) if summarize else a
+def _tensor_str(a: np.ndarray, sizes: tuple, summarize: bool, indent: int) -> str:
     if a.dtype.kind == "c":
-        return _nested_str(a, indent, summarize, _Formatter(shown.real), _Formatter(shown.imag))
-    return _nested_str(a, indent, summarize, _Formatter(shown))
+        return _nested_str(a, sizes, indent, summarize, _Formatter(a.real), _Formatter(a.imag))
+    return _nested_str(a, sizes, indent, summarize, _Formatter(a))
 
 
 def _add_suffixes(text: str, suffixes, indent: int) -> str:

@@ -24,7 +24,8 @@ class Layer(enum.IntEnum):
 
 
 LAYER_BITS = 8
-LAYER_MASK = (1 << LAYER_BITS) - 1
+LAYER_MASK = 0x3F  # bits 0-5: layers
+MODE_DETERMINISTIC = 1 << 7  # a mode bit: not a layer, but part of the cache key
 ALL_LAYERS = LAYER_MASK
 
 
@@ -80,4 +81,6 @@ def highest_layer(keyset: int) -> Layer | None:
 def format_keyset(keyset: int) -> str:
     """Readable form, e.g. ``DispatchKeySet(Dense, Autocast | cpu)``."""
     layers = [layer.name for layer in Layer if keyset >> layer & 1]
+    if keyset & MODE_DETERMINISTIC:
+        layers.append("deterministic")
     return f"DispatchKeySet({', '.join(layers)} | {', '.join(backend_names(keyset))})"

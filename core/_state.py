@@ -15,8 +15,9 @@ class _ThreadState(threading.local):
     """Per-thread values; class attributes are each new thread's defaults."""
 
     default_device = None
-    included = 0  # dispatch keys added to every call's key set
+    included = 0  # dispatch keys (and mode bits) added to every call's key set
     excluded = 0  # dispatch keys removed from every call's key set
+    deterministic_warn_only = False
 
 
 _STATE = _ThreadState()

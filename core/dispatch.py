@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from ._dispatch import Explanation, explain, register_fallback, register_kernel, registered
+from ._dispatch import (
+    Explanation,
+    explain,
+    register_deterministic_kernel,
+    register_fallback,
+    register_kernel,
+    registered,
+)
 from ._keys import Alias, Layer, backend_bit, format_keyset, layer_bit, layers_at_and_above
 from ._state import keys_excluded, keys_included
 
@@ -17,6 +24,7 @@ __all__ = [
     "keys_included",
     "layer_bit",
     "layers_at_and_above",
+    "register_deterministic_kernel",
     "register_fallback",
     "register_kernel",
     "registered",

@@ -30,7 +30,7 @@ def make(data, dtype: str):
     dt = getattr(opweave, dtype)
     if np.iscomplexobj(array) and not dt.is_complex:
         array = array.real
-    if array.dtype.kind != "b":
+    if array.dtype.kind not in "biu" or dt.is_floating_point or dt.is_complex:
         array = array.astype(np.complex128 if np.iscomplexobj(array) else np.float64)
     flat = opweave.tensor(array.reshape(-1), dtype=dt)
     return ops.prims.as_strided(flat, array.shape, contiguous_strides(array.shape), 0)
