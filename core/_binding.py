@@ -12,6 +12,8 @@ from __future__ import annotations
 import numbers
 
 from . import _coerce
+from ._device import device as _device_class
+from ._dtype import dtype as _dtype_class
 from ._schema import NO_DEFAULT, OpSchema
 
 _SIMPLE_CHECKS = {
@@ -61,7 +63,15 @@ def _coercion(schema: OpSchema, arg, strict_tensors: bool) -> list[str]:
     return lines
 
 
-_FAST_TYPES = {"int": "int", "SymInt": "int", "float": "float", "bool": "bool", "str": "str"}
+_FAST_TYPES = {
+    "int": "int",
+    "SymInt": "int",
+    "float": "float",
+    "bool": "bool",
+    "str": "str",
+    "ScalarType": "_DType",
+    "Device": "_Device",
+}
 
 
 def _keys_expression(schema: OpSchema) -> str:
@@ -128,6 +138,8 @@ def make_entry(op, dispatch, factory_keys, cache=None) -> callable:
         "_factory_keys": factory_keys,
         "numbers": numbers,
         "_SCALARS": frozenset({bool, int, float, complex}),
+        "_DType": _dtype_class,
+        "_Device": _device_class,
     }
     for arg in schema.arguments:
         if arg.default is not NO_DEFAULT:

@@ -43,7 +43,7 @@ def _smoke(opweave, device_type: str) -> str:
     got = c.cpu().numpy()
     if not np.allclose(got, expected, rtol=1e-5, atol=1e-6):
         raise AssertionError(f"wrong result: {got} != {expected}")
-    return f"ok (softmax(a @ b + 1.5).sum(0) = {np.round(got, 4).tolist()})"
+    return f"ok (softmax(a @ b + 1.5).sum(0) = {[round(float(x), 4) for x in got]})"
 
 
 def ops_command(args) -> int:
