@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import opweave
+from opweave._tensor import contiguous_strides
 from opweave.backends import Backend, Storage
 
 CPU = opweave.device("cpu")
@@ -42,7 +43,9 @@ class CPUBackend(Backend):
         return storage.handle.__array_interface__["data"][0]
 
     def strides_of(self, tensor) -> tuple:
-        """Strides (in elements) of a tensor made from a NumPy result."""
+        """Strides (in elements) of a tensor made from a NumPy result (contiguous ones when it is empty)."""
+        if 0 in tensor._shape:
+            return contiguous_strides(tensor._shape)
         item = tensor._dtype.itemsize
         return tuple(s // item for s in native(tensor).strides)
 

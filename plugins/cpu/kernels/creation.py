@@ -36,7 +36,9 @@ def scalar_tensor(s, dtype, device):
 
 
 def _fill(value, dtype):
-    if dtype.kind in ("int", "uint", "bool") and isinstance(value, float):
+    if dtype.kind == "bool":
+        return bool(value)
+    if dtype.kind in ("int", "uint") and isinstance(value, float):
         return int(value) if np.isfinite(value) else 0
     return value
 
