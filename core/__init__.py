@@ -83,3 +83,20 @@ from ._methods import install as _install_methods  # noqa: E402
 _backends.register_builtin(_meta.backend())
 _backends.discover()
 _install_methods(globals())
+
+# Global modes: deterministic algorithms, float32 matmul precision; the profiler; opweave.utils.
+from . import profiler, utils  # noqa: E402
+from ._autocast import autocast, autocast_policy, get_autocast_dtype, is_autocast_enabled  # noqa: E402
+from ._modes import (  # noqa: E402
+    are_deterministic_algorithms_enabled,
+    get_deterministic_debug_mode,
+    get_float32_matmul_precision,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode,
+    set_float32_matmul_precision,
+    use_deterministic_algorithms,
+)
+
+# Random number generation: seeds, generators, fork_rng (opweave.random); the random ops are in refs/random.py.
+from . import random  # noqa: E402  (the module, not the canonical op ``random``)
+from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402

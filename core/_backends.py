@@ -14,7 +14,9 @@ import importlib.metadata
 import os
 import threading
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 import pluggy
@@ -37,6 +39,9 @@ class Backend:
     autocast_dtype = None  # default dtype of autocast on this device
     dlpack_device_type: int | None = None
     extra: str | None = None  # pip extra that installs this backend's dependencies
+    # What the backend does for float32 matmuls at each opweave.set_float32_matmul_precision
+    # level it accelerates, e.g. {"high": "tf32", "medium": "bf16"}; undeclared levels are IEEE float32.
+    float32_matmul_modes: Mapping[str, str] = MappingProxyType({})
 
     def is_available(self) -> bool:
         """Whether the device can be used now."""
@@ -315,3 +320,28 @@ def status(load_all: bool = True) -> StatusList:
 def register_builtin(backend: Backend) -> None:
     """Register a backend that ships with the core (meta)."""
     Registry("core").backend(backend)
+
+
+def _registry_autocast_policy(
+    self, device_type: str, *, lower_precision=(), fp32=(), promote=(), remove=(), fp32_set_opt_dtype=()
+) -> None:
+    """Extend or override ``device_type``'s autocast policy (op names; see ``opweave.autocast_policy``).
+
+    ``lower_precision``, ``fp32``, ``promote`` and ``fp32_set_opt_dtype`` add ops (packet
+    names or qualified overload names) to that category, moving them out of any
+    other; ``remove`` takes them out of the policy. Later changes win.
+    """
+    from . import _autocast
+
+    _autocast.extend_policy(
+        device_type,
+        lower_precision=lower_precision,
+        fp32=fp32,
+        fp32_set_opt_dtype=fp32_set_opt_dtype,
+        promote=promote,
+        remove=remove,
+        source=self.source,
+    )
+
+
+Registry.autocast_policy = _registry_autocast_policy  # appended by the autocast work

@@ -160,6 +160,8 @@ def _slot(op, layer: Layer, backend: str | None, keyset: int):
         return _finish(op, kernel, layer, keyset), f"{layer.name}×{where}: kernel from {kernel.source}"
     if layer is Layer.Dense and op._composite_explicit is not None:
         k = op._composite_explicit
+        if keyset & _keys.MODE_DETERMINISTIC and not k.deterministic:
+            k = _deterministic_alternative(op, layer, backend, k)
         return _finish(op, k, layer, keyset), f"Dense×{backend}: CompositeExplicit kernel from {k.source}"
     fallback = _fallbacks.get((layer, backend)) or _fallbacks.get((layer, None))
     if fallback is not None:
@@ -193,11 +195,23 @@ def _deterministic_alternative(op, layer: Layer, backend, kernel):
         "'use_deterministic_algorithms(True)'"
     )
     if local().deterministic_warn_only:
-        import warnings
-
-        warnings.warn(message, UserWarning, stacklevel=4)
-        return kernel
+        return _warning_kernel(kernel, message)
     raise RuntimeError(message)
+
+
+def _warning_kernel(kernel, message: str):
+    """``kernel`` wrapped to warn on every call (the resolved kernel is cached, so warn at call time)."""
+    import warnings
+
+    from ._ops import Kernel
+
+    fn = kernel.fn
+
+    def warn_then_run(*args):
+        warnings.warn(message, UserWarning, stacklevel=3)
+        return fn(*args)
+
+    return Kernel(warn_then_run, kernel.source, False)
 
 
 def _finish(op, kernel, layer: Layer, keyset: int):

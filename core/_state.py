@@ -48,3 +48,40 @@ def keys_excluded(keyset: int):
         yield
     finally:
         _STATE.excluded = saved
+
+
+# -- every thread's state, for process-global modes (appended by the modes work) --------
+
+import weakref  # noqa: E402
+
+_ThreadState.profilers = ()  # active opweave.profiler.profile objects of this thread, outermost first
+_thread_dicts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Thread -> its state's __dict__
+_thread_dicts_lock = threading.Lock()
+
+
+def _register_thread(self) -> None:
+    """Remember the calling thread's state dict (runs on each thread's first access to the state)."""
+    with _thread_dicts_lock:
+        _thread_dicts[threading.current_thread()] = self.__dict__
+
+
+_ThreadState.__init__ = _register_thread
+_register_thread(_STATE)
+
+
+def set_process_default(name: str, update) -> None:
+    """Change a thread-state field for every thread: ``value = update(value)``.
+
+    The class-level default (what new threads and threads that never set the field
+    see) and every existing thread's own value are updated. A thread inside a block
+    that saved the field on entry (``keys_included``) restores its saved value on exit.
+    """
+    with _thread_dicts_lock:
+        setattr(_ThreadState, name, update(getattr(_ThreadState, name)))
+        for values in list(_thread_dicts.values()):
+            if name in values:
+                values[name] = update(values[name])
+
+# -- autocast (appended by the autocast work) ------------------------------------------------------
+
+_ThreadState.autocast = None  # device type -> _autocast._DeviceState of this thread (created on first use)

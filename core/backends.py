@@ -38,3 +38,22 @@ def is_available(device_type: str) -> bool:
         return bool(get(device_type).is_available())
     except RuntimeError:
         return False
+
+
+# -- per-device flags: ``opweave.backends.<device>.matmul.allow_tf32`` (appended by the modes work) ----------
+
+
+def float32_matmul_mode(device_type: str) -> str:
+    """What a backend should do for a float32 matmul now: ``"ieee"`` or its declared mode (see ``Backend``)."""
+    from ._modes import float32_matmul_mode as mode
+
+    return mode(device_type)
+
+
+def __getattr__(name: str):
+    """``opweave.backends.<device type>``: that device type's flags (``.matmul.allow_tf32``)."""
+    if name.startswith("_") or not name.isidentifier():
+        raise AttributeError(f"module 'opweave.backends' has no attribute {name!r}")
+    from ._modes import device_flags
+
+    return device_flags(name)

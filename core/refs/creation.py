@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from .. import _dtype
+from .._modes import fill_if_deterministic
 from .._ops import prims
 from .._tensor import contiguous_strides
 from ._shapes import (
@@ -60,14 +61,14 @@ def empty(size, dtype=None, layout=None, device=None, pin_memory=None, memory_fo
     if memory_format == PRESERVE:
         raise ValueError("empty: preserve memory format is unsupported by the empty() operator")
     strides = strides_for("empty", shape, memory_format)
-    return prims.empty_strided(list(shape), list(strides), dtype=dtype, device=dev)
+    return fill_if_deterministic(prims.empty_strided(list(shape), list(strides), dtype=dtype, device=dev))
 
 
 def empty_like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     """An uninitialised tensor like ``self``; dense inputs keep their strides (preserve_format)."""
     dtype, dev = _resolve("empty_like", dtype, layout, device, pin_memory, like=self)
     strides = strides_for("empty_like", self.shape, memory_format, like=self)
-    return prims.empty_strided(list(self.shape), list(strides), dtype=dtype, device=dev)
+    return fill_if_deterministic(prims.empty_strided(list(self.shape), list(strides), dtype=dtype, device=dev))
 
 
 def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory=None):
@@ -76,7 +77,7 @@ def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory
     if len(stride) != len(shape):
         raise ValueError(f"empty_strided: mismatch in length of strides and shape: {list(shape)} and {list(stride)}")
     dtype, dev = _resolve("empty_strided", dtype, layout, device, pin_memory)
-    return prims.empty_strided(list(shape), list(stride), dtype=dtype, device=dev)
+    return fill_if_deterministic(prims.empty_strided(list(shape), list(stride), dtype=dtype, device=dev))
 
 
 def empty_permuted(size, physical_layout, dtype=None, layout=None, device=None, pin_memory=None):
@@ -87,14 +88,16 @@ def empty_permuted(size, physical_layout, dtype=None, layout=None, device=None, 
             f"empty_permuted: physical_layout {list(physical_layout)} is not a permutation of {len(shape)} dims"
         )
     dtype, dev = _resolve("empty_permuted", dtype, layout, device, pin_memory)
-    return prims.empty_permuted(list(shape), list(physical_layout), dtype=dtype, device=dev)
+    return fill_if_deterministic(prims.empty_permuted(list(shape), list(physical_layout), dtype=dtype, device=dev))
 
 
 def new_empty(self, size, dtype=None, layout=None, device=None, pin_memory=None):
     """An uninitialised contiguous tensor of ``size`` with ``self``'s dtype and device unless given."""
     shape = check_sizes("new_empty", size)
     dtype, dev = _resolve("new_empty", dtype, layout, device, pin_memory, like=self)
-    return prims.empty_strided(list(shape), list(contiguous_strides(shape)), dtype=dtype, device=dev)
+    return fill_if_deterministic(
+        prims.empty_strided(list(shape), list(contiguous_strides(shape)), dtype=dtype, device=dev)
+    )
 
 
 def new_empty_strided(self, size, stride, dtype=None, layout=None, device=None, pin_memory=None):

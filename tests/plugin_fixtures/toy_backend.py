@@ -84,3 +84,70 @@ def opweave_register(registry):
     registry.impl("prims::mul", toy_mul, backend="toy")
     registry.impl("prims::convert_element_type", toy_convert, backend="toy")
     registry.impl("prims::full", toy_full, backend="toy")
+
+
+# -- random prims (appended for tests/test_random_ops.py) -------------------------------------------
+# The toy device implements the random prims by calling the Philox specification in
+# opweave._philox directly, so that a seed gives the CPU's values bit for bit.
+
+from opweave import _philox  # noqa: E402
+
+
+def toy_random_bits(shape, seed, offset, device):
+    """prims::random_bits on the toy device."""
+    CALLS["prims::random_bits"] += 1
+    n = int(np.prod(shape, dtype=np.int64))
+    return _new(_philox.random_words(n, seed, offset).astype(np.int64).reshape(tuple(shape)), opweave.int64)
+
+
+def toy_uniform(shape, low, high, seed, offset, dtype, device):
+    """prims::uniform on the toy device."""
+    CALLS["prims::uniform"] += 1
+    return _new(_philox.uniform_values(tuple(shape), float(low), float(high), seed, offset, dtype.numpy), dtype)
+
+
+def toy_normal(shape, mean, std, seed, offset, dtype, device):
+    """prims::normal on the toy device."""
+    CALLS["prims::normal"] += 1
+    return _new(_philox.normal_values(tuple(shape), float(mean), float(std), seed, offset, dtype.numpy), dtype)
+
+
+def toy_bernoulli(p, seed, offset):
+    """prims::bernoulli on the toy device (ValueError for p outside [0, 1])."""
+    CALLS["prims::bernoulli"] += 1
+    probs = np.ascontiguousarray(_view(p))
+    if probs.size and not np.all((probs >= 0) & (probs <= 1)):
+        raise ValueError("prims::bernoulli: expects 0 <= p <= 1 for every element of 'p'")
+    return _new(_philox.bernoulli_values(probs, seed, offset), p.dtype)
+
+
+def toy_randint(shape, low, high, seed, offset, dtype, device):
+    """prims::randint on the toy device."""
+    CALLS["prims::randint"] += 1
+    return _new(_philox.randint_values(tuple(shape), low, high, seed, offset), dtype)
+
+
+def toy_randperm(n, seed, offset, dtype, device):
+    """prims::randperm on the toy device."""
+    CALLS["prims::randperm"] += 1
+    return _new(_philox.randperm_values(n, seed, offset), dtype)
+
+
+RANDOM_KERNELS = {
+    "prims::random_bits": toy_random_bits,
+    "prims::uniform": toy_uniform,
+    "prims::normal": toy_normal,
+    "prims::bernoulli": toy_bernoulli,
+    "prims::randint": toy_randint,
+    "prims::randperm": toy_randperm,
+}
+
+_register_basic_kernels = opweave_register
+
+
+@opweave.hookimpl
+def opweave_register(registry):  # noqa: F811 - extends the hook above with the random prims
+    """Declare the toy device, its few kernels and the random prims."""
+    _register_basic_kernels(registry)
+    for name, fn in RANDOM_KERNELS.items():
+        registry.impl(name, fn, backend="toy")

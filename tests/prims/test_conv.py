@@ -8,44 +8,15 @@ import math
 import numpy as np
 import opweave as ow
 import pytest
+from _prim_support import COMPLEXES, FLOATS, INTS, LAYOUTS, P, check_meta_call, in_layout, meta, run_in_layout
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-P = ow.ops.prims
-FLOAT = [ow.float16, ow.bfloat16, ow.float32, ow.float64]
-FLOATING = FLOAT + [ow.complex64, ow.complex128]
-INT = [ow.uint8, ow.int8, ow.int16, ow.int32, ow.int64]
-LAYOUTS = ["contiguous", "transposed", "strided", "broadcast"]
 TOL = {ow.float16: 2e-3, ow.bfloat16: 2e-2, ow.float32: 1e-5, ow.float64: 1e-12, ow.complex64: 1e-5}
 TOL[ow.complex128] = 1e-12
 
 
 # --- inputs ------------------------------------------------------------------------------------------
-
-
-def make_layout(a, layout):
-    """A tensor with ``a``'s values in ``layout`` and the array keeping its memory alive."""
-    if layout == "contiguous" or a.ndim == 0:
-        base = np.ascontiguousarray(a)
-        return ow.from_numpy(base), base
-    if layout == "transposed":
-        perm = list(range(a.ndim))[::-1]
-        base = np.ascontiguousarray(a.transpose(perm))
-        return P.transpose(ow.from_numpy(base), perm), base
-    if layout == "strided" or a.shape[0] == 0:
-        base = np.zeros(tuple(2 * s for s in a.shape), a.dtype)
-        base[tuple(slice(None, None, 2) for _ in a.shape)] = a
-        return P.slice(ow.from_numpy(base), [0] * a.ndim, list(base.shape), [2] * a.ndim), base
-    base = np.array(a[0], copy=True)
-    return P.broadcast_in_dim(ow.from_numpy(base), list(a.shape), list(range(1, a.ndim))), base
-
-
-def tensor(a, layout):
-    """(tensor, its values, keep-alive) with broadcast layouts repeating ``a[0]`` over dim 0."""
-    if layout == "broadcast" and a.ndim and a.shape[0]:
-        a = np.broadcast_to(a[:1], a.shape).copy()
-    t, base = make_layout(a, layout)
-    return t, a, base
 
 
 def data(rng, shape, dtype, special=True, ties=False):
@@ -68,18 +39,6 @@ def data(rng, shape, dtype, special=True, ties=False):
 def assert_same_bits(a, b):
     """Bitwise equality (nan-safe for every dtype, bfloat16 included)."""
     assert a.shape == b.shape and np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
-
-
-def check_meta(op, tensors, args, outs):
-    """The meta function, on meta tensors of the same shapes/dtypes, agrees with the CPU outputs."""
-    metas = [
-        None if t is None else P.empty_strided(list(t.shape), list(t.stride()), dtype=t.dtype, device="meta")
-        for t in tensors
-    ]
-    m = op(*metas, *args)
-    m = m if isinstance(m, tuple) else (m,)
-    for o, mo in zip(outs, m):
-        assert o.dtype == mo.dtype and tuple(o.shape) == tuple(mo.shape) and mo.device.type == "meta"
 
 
 def assert_close(got, ref, dtype, scale):
@@ -173,7 +132,7 @@ def conv_params(draw, transposed):
     )
 
 
-@pytest.mark.parametrize("dtype", FLOATING)
+@pytest.mark.parametrize("dtype", FLOATS + COMPLEXES)
 @pytest.mark.parametrize("transposed", [False, True])
 @settings(max_examples=15, deadline=None)
 @given(data_=st.data())
@@ -186,13 +145,13 @@ def test_convolution(dtype, transposed, data_):
     wshape = [c["cin"], c["cout"] // g] if transposed else [c["cout"], c["cin"] // g]
     w = data(rng, wshape + c["ks"], dtype, special=False)
     b = data(rng, [c["cout"]], dtype, special=False) if c["bias"] else None
-    tx, x, kx = tensor(x, c["layout"])
-    tw, w, kw = tensor(w, c["layout"])
+    tx, x, kx = in_layout(x, c["layout"])
+    tw, w, kw = in_layout(w, c["layout"])
     tb = None if b is None else ow.from_numpy(b)
     before = tx.numpy().copy(), tw.numpy().copy()
     args = (c["stride"], c["padding"], c["dilation"], transposed, c["output_padding"], g)
     out = P.convolution(tx, tw, tb, *args)
-    check_meta(P.convolution, [tx, tw, tb], args, [out])
+    check_meta_call(P.convolution, [tx, tw, tb], args, [out])
     assert_same_bits(tx.numpy(), before[0])
     assert_same_bits(tw.numpy(), before[1])
     wide = np.complex128 if dtype.is_complex else np.float64
@@ -341,17 +300,11 @@ def pool_params(draw, with_dilation=True):
 
 def run(op, x, layout, *args):
     """Run a pooling prim on ``x`` in ``layout``: checks meta agreement and that the input is unchanged."""
-    t, values, keep = tensor(x, layout)
-    before = t.numpy().copy()
-    out = op(t, *args)
-    outs = out if isinstance(out, tuple) else (out,)
-    check_meta(op, [t], args, outs)
-    assert_same_bits(t.numpy(), before)
-    del keep
+    outs, (values,) = run_in_layout(op, [x], layout, *args, same=assert_same_bits)
     return [o.numpy() for o in outs], values
 
 
-@pytest.mark.parametrize("dtype", FLOAT + INT)
+@pytest.mark.parametrize("dtype", FLOATS + INTS)
 @settings(max_examples=15, deadline=None)
 @given(data_=st.data())
 def test_max_pool(dtype, data_):
@@ -366,7 +319,7 @@ def test_max_pool(dtype, data_):
     np.testing.assert_array_equal(indices, ref_i)
 
 
-@pytest.mark.parametrize("dtype", FLOAT)
+@pytest.mark.parametrize("dtype", FLOATS)
 @settings(max_examples=15, deadline=None)
 @given(data_=st.data(), count_include_pad=st.booleans(), divisor=st.sampled_from([None, None, 3, -2]))
 def test_avg_pool(dtype, data_, count_include_pad, divisor):
@@ -396,7 +349,7 @@ def adaptive_params(draw):
     )
 
 
-@pytest.mark.parametrize("dtype", FLOAT)
+@pytest.mark.parametrize("dtype", FLOATS)
 @settings(max_examples=15, deadline=None)
 @given(c=adaptive_params())
 def test_adaptive_avg_pool(dtype, c):
@@ -408,7 +361,7 @@ def test_adaptive_avg_pool(dtype, c):
     assert_close(out, ref, dtype, np.abs(np.nan_to_num(x.astype(np.float64), posinf=0, neginf=0)))
 
 
-@pytest.mark.parametrize("dtype", FLOAT + INT)
+@pytest.mark.parametrize("dtype", FLOATS + INTS)
 @settings(max_examples=15, deadline=None)
 @given(c=adaptive_params())
 def test_adaptive_max_pool(dtype, c):
@@ -439,10 +392,6 @@ def test_ceil_mode_output_sizes():
 
 
 # --- errors ---------------------------------------------------------------------------------------------
-
-
-def meta(shape, dtype=ow.float32):
-    return P.empty_strided(list(shape), [0] * len(shape), dtype=dtype, device="meta")
 
 
 def cpu(shape, dtype=ow.float32):

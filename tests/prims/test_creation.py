@@ -7,13 +7,12 @@ import math
 import numpy as np
 import opweave as ow
 import pytest
+from _prim_support import INTS, P, contiguous_strides
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-P = ow.ops.prims
 ALL = list(ow.ALL_DTYPES)
 ARITHMETIC = [d for d in ALL if not d.is_float8]
-INT = [ow.uint8, ow.int8, ow.int16, ow.int32, ow.int64]
 SETTINGS = settings(max_examples=25, deadline=None)
 shapes = st.lists(st.integers(0, 4), max_size=4)
 
@@ -24,14 +23,6 @@ def both(call):
     assert cpu.device.type == "cpu" and meta.device.type == "meta"
     assert cpu.dtype == meta.dtype and tuple(cpu.shape) == tuple(meta.shape)
     return cpu, meta
-
-
-def contiguous(shape):
-    out, acc = [], 1
-    for s in reversed(shape):
-        out.append(acc)
-        acc *= max(s, 1)
-    return tuple(reversed(out))
 
 
 # --- empty_strided / empty_permuted ------------------------------------------------------------------------
@@ -55,7 +46,7 @@ def test_empty_strided(shape, data, dtype):
 def test_empty_permuted(shape, data, dtype):
     layout = data.draw(st.permutations(range(len(shape))))
     cpu, meta = both(lambda dev: P.empty_permuted(shape, layout, dtype=dtype, device=dev))
-    physical = contiguous([shape[d] for d in layout])
+    physical = contiguous_strides([shape[d] for d in layout])
     expected = [0] * len(shape)
     for pos, d in enumerate(layout):
         expected[d] = physical[pos]
@@ -113,7 +104,7 @@ def test_full_float8_storage():
 # --- iota -------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("dtype", INT)
+@pytest.mark.parametrize("dtype", INTS)
 @SETTINGS
 @given(length=st.integers(0, 20), start=st.integers(-5, 5), step=st.integers(-3, 3))
 def test_iota(dtype, length, start, step):

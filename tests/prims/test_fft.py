@@ -11,30 +11,11 @@ import math
 import numpy as np
 import opweave as ow
 import pytest
+from _prim_support import LAYOUTS, RTOL, P, meta, randn, run_in_layout
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-P = ow.ops.prims
-LAYOUTS = ["contiguous", "transposed", "strided", "broadcast"]
-TOL = {ow.complex64: 1e-5, ow.complex128: 1e-12, ow.float32: 1e-5, ow.float64: 1e-12}
 SETTINGS = settings(max_examples=25, deadline=None)
-
-
-def make_layout(a, layout):
-    """A tensor with ``a``'s values in ``layout`` and the array keeping its memory alive."""
-    if layout == "contiguous" or a.ndim == 0:
-        base = np.ascontiguousarray(a)
-        return ow.from_numpy(base), base
-    if layout == "transposed":
-        perm = list(range(a.ndim))[::-1]
-        base = np.ascontiguousarray(a.transpose(perm))
-        return P.transpose(ow.from_numpy(base), perm), base
-    if layout == "strided" or a.shape[0] == 0:
-        base = np.zeros(tuple(2 * s for s in a.shape), a.dtype)
-        base[tuple(slice(None, None, 2) for _ in a.shape)] = a
-        return P.slice(ow.from_numpy(base), [0] * a.ndim, list(base.shape), [2] * a.ndim), base
-    base = np.array(a[0], copy=True)
-    return P.broadcast_in_dim(ow.from_numpy(base), list(a.shape), list(range(1, a.ndim))), base
 
 
 def scale(n, normalization):
@@ -61,29 +42,8 @@ def problems(draw):
     )
 
 
-def values(rng, shape, dtype):
-    a = rng.standard_normal(shape)
-    if dtype.is_complex:
-        a = a + 1j * rng.standard_normal(shape)
-    return a.astype(dtype.numpy)
-
-
-def run(op, x, layout, *args):
-    """Run ``op``; check that the input is unchanged and that the meta function agrees; return numpy arrays."""
-    if layout == "broadcast" and x.shape[0]:
-        x = np.broadcast_to(x[:1], x.shape).copy()
-    t, keep = make_layout(x, layout)
-    before = t.numpy().copy()
-    out = op(t, *args)
-    np.testing.assert_array_equal(t.numpy(), before)
-    m = op(P.empty_strided(list(t.shape), list(t.stride()), dtype=t.dtype, device="meta"), *args)
-    assert m.device.type == "meta" and m.dtype == out.dtype and tuple(m.shape) == tuple(out.shape)
-    del keep
-    return out, x
-
-
 def compare(out, expected, dtype, x, n):
-    t = TOL[dtype]
+    t = RTOL[dtype]
     bound = t * max(float(np.abs(x).max(initial=0)) * n, 1.0)
     assert out.dtype == dtype
     np.testing.assert_allclose(out.numpy(), expected, rtol=t, atol=bound)
@@ -94,8 +54,8 @@ def compare(out, expected, dtype, x, n):
 @SETTINGS
 @given(c=problems())
 def test_fft_c2c(dtype, forward, c):
-    x = values(np.random.default_rng(c["seed"]), c["shape"], dtype)
-    out, x = run(P.fft_c2c, x, c["layout"], c["dims"], c["norm"], forward)
+    x = randn(np.random.default_rng(c["seed"]), c["shape"], dtype).astype(dtype.numpy)
+    (out,), (x,) = run_in_layout(P.fft_c2c, [x], c["layout"], c["dims"], c["norm"], forward)
     axes = [d % x.ndim for d in c["dims"]]
     n = math.prod(x.shape[a] for a in axes)
     raw = np.fft.fftn(x, axes=axes) if forward else np.fft.ifftn(x, axes=axes, norm="forward")
@@ -107,8 +67,8 @@ def test_fft_c2c(dtype, forward, c):
 @SETTINGS
 @given(c=problems())
 def test_fft_r2c(dtype, onesided, c):
-    x = values(np.random.default_rng(c["seed"]), c["shape"], dtype)
-    out, x = run(P.fft_r2c, x, c["layout"], c["dims"], c["norm"], onesided)
+    x = randn(np.random.default_rng(c["seed"]), c["shape"], dtype).astype(dtype.numpy)
+    (out,), (x,) = run_in_layout(P.fft_r2c, [x], c["layout"], c["dims"], c["norm"], onesided)
     axes = [d % x.ndim for d in c["dims"]]
     n = math.prod(x.shape[a] for a in axes)
     raw = np.fft.rfftn(x, axes=axes) if onesided else np.fft.fftn(x, axes=axes)
@@ -122,8 +82,8 @@ def test_fft_c2r(dtype, c, last, extra):
     axes = [d % len(c["shape"]) for d in c["dims"]]
     shape = list(c["shape"])
     shape[axes[-1]] = max(last // 2 + 1 + extra, 1)  # the half spectrum (also shorter / longer: padded / cut)
-    x = values(np.random.default_rng(c["seed"]), shape, dtype)
-    out, x = run(P.fft_c2r, x, c["layout"], c["dims"], c["norm"], last)
+    x = randn(np.random.default_rng(c["seed"]), shape, dtype).astype(dtype.numpy)
+    (out,), (x,) = run_in_layout(P.fft_c2r, [x], c["layout"], c["dims"], c["norm"], last)
     sizes = [x.shape[a] for a in axes[:-1]] + [last]
     n = math.prod(sizes)
     raw = np.fft.irfftn(x, s=sizes, axes=axes, norm="forward") if x.size else np.zeros(out.shape)
@@ -155,10 +115,6 @@ def test_round_trip():
 def test_tags():
     for name in ["fft_c2c", "fft_r2c", "fft_c2r"]:
         assert "fft" in getattr(P, name).default.tags
-
-
-def meta(shape, dtype):
-    return P.empty_strided(list(shape), [0] * len(shape), dtype=dtype, device="meta")
 
 
 @pytest.mark.parametrize("device", ["meta", "cpu"])

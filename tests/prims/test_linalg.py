@@ -7,14 +7,12 @@ import math
 import numpy as np
 import opweave as ow
 import pytest
+from _prim_support import COMPLEXES, FLOATS, INTS, LAYOUTS, P, meta, randn, run_in_layout
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-P = ow.ops.prims
 LA = [ow.float32, ow.float64, ow.complex64, ow.complex128]
-NUMERIC = [ow.uint8, ow.int8, ow.int16, ow.int32, ow.int64, ow.float16, ow.bfloat16, ow.float32, ow.float64]
-NUMERIC += [ow.complex64, ow.complex128]
-LAYOUTS = ["contiguous", "transposed", "strided", "broadcast"]
+NUMERIC = INTS + FLOATS + COMPLEXES
 SETTINGS = settings(max_examples=12, deadline=None)
 
 
@@ -37,13 +35,6 @@ def eye_like(n, batch, dtype=np.float64):
 
 
 # --- inputs ------------------------------------------------------------------------------------------
-
-
-def randn(rng, shape, dtype):
-    a = rng.standard_normal(shape)
-    if dtype.is_complex:
-        a = a + 1j * rng.standard_normal(shape)
-    return a
 
 
 def orthonormal(rng, batch, m, k, dtype):
@@ -73,55 +64,13 @@ def well_conditioned_sym(rng, batch, n, dtype, lo, hi):
     return ((a + H(a)) / 2).astype(dtype.numpy)
 
 
-def make_layout(a, layout):
-    """A tensor with ``a``'s values in the given layout, and the base array to keep alive.
-
-    "broadcast" repeats the first matrix over the batch dim 0 (so the caller passes arrays whose
-    batch entries are equal; see ``as_layout``).
-    """
-    if layout == "contiguous" or a.ndim == 0:
-        base = np.ascontiguousarray(a)
-        return ow.from_numpy(base), base
-    if layout == "transposed":
-        perm = list(range(a.ndim))[::-1]
-        base = np.ascontiguousarray(a.transpose(perm))
-        return P.transpose(ow.from_numpy(base), perm), base
-    if layout == "strided" or a.ndim < 3 or a.shape[0] == 0:
-        base = np.zeros(tuple(2 * s for s in a.shape), a.dtype)
-        base[tuple(slice(None, None, 2) for _ in a.shape)] = a
-        return P.slice(ow.from_numpy(base), [0] * a.ndim, list(base.shape), [2] * a.ndim), base
-    base = np.array(a[0], copy=True)
-    return P.broadcast_in_dim(ow.from_numpy(base), list(a.shape), list(range(1, a.ndim))), base
-
-
-def as_layout(arrays, layout):
-    """Tensors for ``arrays`` in ``layout`` (values made batch-constant for "broadcast"), and the values."""
-    out, values, keep = [], [], []
-    for a in arrays:
-        if layout == "broadcast" and a.ndim >= 3 and a.shape[0]:
-            a = np.broadcast_to(a[:1], a.shape).copy()
-        t, base = make_layout(a, layout)
-        out.append(t)
-        values.append(a)
-        keep.append(base)
-    return out, values, keep
-
-
 def call(op, arrays, layout, *args):
-    """Run ``op`` on ``arrays`` in ``layout``; checks inputs are unchanged and the meta function agrees."""
-    tensors, values, keep = as_layout(arrays, layout)
-    before = [t.numpy().copy() for t in tensors]
-    out = op(*tensors, *args)
-    for t, b in zip(tensors, before):
-        np.testing.assert_array_equal(t.numpy(), b)
-    metas = [P.empty_strided(list(t.shape), list(t.stride()), dtype=t.dtype, device="meta") for t in tensors]
-    meta_out = op(*metas, *args)
-    outs = out if isinstance(out, tuple) else (out,)
-    meta_outs = meta_out if isinstance(meta_out, tuple) else (meta_out,)
-    for o, m in zip(outs, meta_outs):
-        assert o.dtype == m.dtype and tuple(o.shape) == tuple(m.shape)
-        assert m.device.type == "meta" and o.device.type == "cpu"
-    del keep
+    """Run ``op`` on ``arrays`` in ``layout``; checks inputs are unchanged and the meta function agrees.
+
+    "broadcast" repeats the first matrix over the batch dim 0, so it only applies to batched (3+ dim) arrays.
+    """
+    outs, values = run_in_layout(op, arrays, layout, *args, min_broadcast_ndim=3)
+    assert all(o.device.type == "cpu" for o in outs)
     return tuple(o.numpy() for o in outs), values
 
 
@@ -473,10 +422,6 @@ def test_householder_product_of_geqrf_is_q(dtype):
 
 
 # --- meta-only and errors ---------------------------------------------------------------------------------
-
-
-def meta(shape, dtype=ow.float32):
-    return P.empty_strided(list(shape), [0] * len(shape), dtype=dtype, device="meta")
 
 
 def test_meta_shapes():

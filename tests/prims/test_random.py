@@ -8,14 +8,12 @@ import ml_dtypes
 import numpy as np
 import opweave as ow
 import pytest
+from _prim_support import FLOATS, INTS, LAYOUTS, P, in_layout
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from opweave import _philox
 
-P = ow.ops.prims
 M32 = 0xFFFFFFFF
-FLOATS = [ow.float16, ow.bfloat16, ow.float32, ow.float64]
-INTS = [ow.uint8, ow.int8, ow.int16, ow.int32, ow.int64]
 
 # Random123 known-answer vectors for philox4x32_R(10, ctr, key).
 KAT = [
@@ -155,14 +153,12 @@ def test_randperm_mapping(n):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
-@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided", "broadcast"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 def test_bernoulli_mapping_and_layouts(dtype, layout):
     rng = np.random.default_rng(0)
     values = rng.random((3, 4)).astype(dtype.numpy)
     values[0, 0], values[1, 1] = 0, 1
-    if layout == "broadcast":
-        values = np.broadcast_to(values[:1], values.shape).copy()
-    p, keep = make_layout(values, layout)
+    p, values, keep = in_layout(values, layout)
     before = p.numpy().copy()
     out = P.bernoulli(p, 11, 2)
     n = values.size
@@ -176,23 +172,6 @@ def test_bernoulli_mapping_and_layouts(dtype, layout):
     np.testing.assert_array_equal(out.numpy(), expected)
     np.testing.assert_array_equal(p.numpy(), before)
     del keep
-
-
-def make_layout(a, layout):
-    """A tensor with ``a``'s values in the given memory layout (plus the base array to keep alive)."""
-    if layout == "contiguous" or a.ndim == 0:
-        base = a.copy()
-        return ow.from_numpy(base), base
-    if layout == "transposed":
-        perm = list(range(a.ndim))[::-1]
-        base = np.ascontiguousarray(a.transpose(perm))
-        return P.transpose(ow.from_numpy(base), perm), base
-    if layout == "strided":
-        base = np.zeros(tuple(2 * s for s in a.shape), a.dtype)
-        base[tuple(slice(None, None, 2) for _ in a.shape)] = a
-        return P.slice(ow.from_numpy(base), [0] * a.ndim, list(base.shape), [2] * a.ndim), base
-    base = np.array(a[0], copy=True)
-    return P.broadcast_in_dim(ow.from_numpy(base), list(a.shape), list(range(1, a.ndim))), base
 
 
 # --- reproducibility -----------------------------------------------------------------------------

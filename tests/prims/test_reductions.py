@@ -7,104 +7,23 @@ import warnings
 import numpy as np
 import opweave as D
 import pytest
+from _prim_support import (
+    ALL,
+    BOOLS,
+    COMPLEXES,
+    FLOATS,
+    INTS,
+    P,
+    cases,
+    check,
+    check_meta,
+    layout_tensor,
+    meta_of,
+    sample,
+    unchanged,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-P = D.ops.prims
-BOOLS = [D.bool]
-INTS = [D.uint8, D.int8, D.int16, D.int32, D.int64]
-FLOATS = [D.float16, D.bfloat16, D.float32, D.float64]
-COMPLEXES = [D.complex64, D.complex128]
-ALL = BOOLS + INTS + FLOATS + COMPLEXES
-RTOL = {D.float16: 1e-3, D.bfloat16: 1e-2, D.float32: 1e-5, D.float64: 1e-12, D.complex64: 1e-5, D.complex128: 1e-12}
-LAYOUTS = ("contiguous", "transposed", "sliced", "broadcast")
-
-
-# -- shared generators (the same in every test_<family>.py of these prims) --------------------------------
-
-
-def sample(rng, shape, dtype, special=False):
-    """Values of ``dtype``: small integers / half-integers (many ties), optionally nan, ±inf and -0.0."""
-    shape = tuple(shape)
-    if dtype.kind == "bool":
-        return np.asarray(rng.random(shape) < 0.5)
-    if dtype.kind in ("int", "uint"):
-        return np.asarray(rng.integers(0 if dtype.kind == "uint" else -6, 7, shape)).astype(dtype.numpy)
-    x = np.asarray(rng.integers(-8, 9, shape) / 2.0)
-    if dtype.is_complex:
-        x = x + 1j * np.asarray(rng.integers(-8, 9, shape) / 2.0)
-    if special:
-        x = np.where(rng.random(shape) < 0.3, rng.choice([np.nan, np.inf, -np.inf, -0.0], shape), x)
-    return np.asarray(x).astype(dtype.numpy)
-
-
-def layout_tensor(arr, layout):
-    """``(tensor, values)``: ``arr``'s values in a layout ("broadcast" makes them constant along dim 0)."""
-    nd = arr.ndim
-    if layout == "transposed" and nd >= 2:
-        perm = list(range(nd))[::-1]
-        return P.transpose(D.from_numpy(np.array(arr.transpose(perm), order="C")), perm), arr
-    if layout == "sliced" and nd >= 1:
-        big = np.full([2 * n for n in arr.shape], 3).astype(arr.dtype)
-        big[(slice(None, None, 2),) * nd] = arr
-        return P.slice(D.from_numpy(big), [0] * nd, list(big.shape), [2] * nd), arr
-    if layout == "broadcast" and nd >= 1 and arr.shape[0] > 0:
-        row = np.array(arr[0], copy=True)
-        t = P.broadcast_in_dim(D.from_numpy(row), list(arr.shape), list(range(1, nd)))
-        return t, np.broadcast_to(row, arr.shape).copy()
-    return D.from_numpy(np.array(arr, copy=True)), arr
-
-
-@st.composite
-def cases(draw, min_ndim=0, max_ndim=3, max_size=4):
-    """``(shape, layout, rng, special)`` for one generated input."""
-    shape = tuple(draw(st.lists(st.integers(0, max_size), min_size=min_ndim, max_size=max_ndim)))
-    layout = draw(st.sampled_from(LAYOUTS))
-    return shape, layout, np.random.default_rng(draw(st.integers(0, 2**32 - 1))), draw(st.booleans())
-
-
-def meta_of(t, dtype=None):
-    """A meta tensor with ``t``'s shape and dtype."""
-    return P.empty_strided(list(t.shape), list(_strides(t.shape)), dtype=dtype or t.dtype, device="meta")
-
-
-def _strides(shape):
-    out, acc = [], 1
-    for n in reversed(shape):
-        out.append(acc)
-        acc *= max(n, 1)
-    return out[::-1]
-
-
-def check(actual, expected, dtype, rtol=None):
-    """``actual`` has ``dtype`` and ``expected``'s shape and values (rounded to ``dtype``; NaN equal)."""
-    assert actual.dtype is dtype, (actual.dtype, dtype)
-    got, expected = actual.numpy(), np.asarray(expected)
-    assert got.shape == expected.shape, (got.shape, expected.shape)
-    if dtype.kind in ("bool", "int", "uint"):
-        np.testing.assert_array_equal(got, expected.astype(dtype.numpy))
-        return
-    wide = np.complex128 if dtype.is_complex else np.float64
-    with np.errstate(all="ignore"):
-        want = expected.astype(dtype.numpy).astype(wide)
-    tol = RTOL[dtype] if rtol is None else rtol
-    np.testing.assert_allclose(got.astype(wide), want, rtol=tol, atol=tol, equal_nan=True)
-
-
-def check_meta(out, meta_out):
-    """Outputs and the meta function's outputs agree in shape and dtype."""
-    outs = out if isinstance(out, tuple) else (out,)
-    metas = meta_out if isinstance(meta_out, tuple) else (meta_out,)
-    assert len(outs) == len(metas)
-    for o, m in zip(outs, metas):
-        assert m.device.type == "meta"
-        assert (tuple(o.shape), o.dtype) == (tuple(m.shape), m.dtype)
-
-
-def unchanged(t, before):
-    """``t`` still holds exactly the bytes of ``before``."""
-    assert t.numpy().tobytes() == before.tobytes()
-
 
 # -- oracles -----------------------------------------------------------------------------------------------
 
