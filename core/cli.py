@@ -1,4 +1,4 @@
-"""The ``opweave`` command: ``doctor`` and ``ops`` (and ``conformance`` once installed)."""
+"""The ``opweave`` command: ``doctor``, ``ops``, and subcommands from the ``opweave.commands`` entry points."""
 
 from __future__ import annotations
 
@@ -72,9 +72,27 @@ def main(argv=None) -> int:
     ops = sub.add_parser("ops", help="list operators")
     ops.add_argument("--kind", choices=["prim", "canonical"])
     ops.add_argument("--tag")
+    handlers = {"doctor": doctor, "ops": ops_command}
+    handlers.update(_plugin_commands(sub))
     args = parser.parse_args(argv)
-    handler = {"doctor": doctor, "ops": ops_command}[args.command]
-    return handler(args)
+    return handlers[args.command](args)
+
+
+def _plugin_commands(subparsers) -> dict:
+    """Subcommands from the entry point group ``opweave.commands`` (e.g. ``conformance``).
+
+    Each entry point is a function ``register(subparsers)`` that adds its parser and
+    returns the handler ``handler(args) -> int``. A broken one is reported, not fatal.
+    """
+    import importlib.metadata
+
+    handlers = {}
+    for ep in importlib.metadata.entry_points(group="opweave.commands"):
+        try:
+            handlers[ep.name] = ep.load()(subparsers)
+        except Exception as exc:  # isolation, as for backend plugins
+            print(f"opweave: command '{ep.name}' is unavailable: {type(exc).__name__}: {exc}", file=sys.stderr)
+    return handlers
 
 
 if __name__ == "__main__":
