@@ -97,6 +97,5 @@ from ._modes import (  # noqa: E402
     use_deterministic_algorithms,
 )
 
-# Random number generation: seeds, generators, fork_rng (opweave.random); the random ops are in refs/random.py.
-from . import random  # noqa: E402  (the module, not the canonical op ``random``)
+# Random number generation (importing the submodule also binds ``opweave.random`` to it, not to the op packet).
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402

@@ -41,6 +41,8 @@ _BIT = _keys.layer_bit(Layer.Autocast)
 _BELOW = ~_keys.layers_at_and_above(Layer.Autocast)
 _SOURCE = "autocast"
 _SUPPORTED_DTYPES = (_dtype.float16, _dtype.bfloat16)
+_STATE = local()  # the thread-local state object (its attributes are per thread)
+_redispatch = _dispatch.dispatch_with_keyset
 
 
 # -- per-thread state -------------------------------------------------------------------------------------------
@@ -301,7 +303,7 @@ def _rules(device_type: str) -> list:
 
 def _index(device_type: str) -> dict:
     """{qualified op name: category} for the functional overloads autocast acts on for ``device_type``."""
-    version = (_rules_version, len(_ops._all), _base_table(device_type) is not None)
+    version = (_rules_version, len(_ops._all))
     cached = _index_cache.get(device_type)
     if cached is not None and cached[0] == version:
         return cached[1]
@@ -313,7 +315,10 @@ def _index(device_type: str) -> dict:
                     index.pop(op.name, None)
                 else:
                     index[op.name] = category
-    _index_cache[device_type] = (version, index)
+    from . import _backends
+
+    if device_type in _backends._backends:  # the base table depends on the backend: cache once it is known
+        _index_cache[device_type] = (version, index)
     return index
 
 
@@ -466,11 +471,11 @@ class _OpInfo:
 
 def _below(op, keyset: int, args):
     """Redispatch below the Autocast layer, with the layer excluded while the op runs."""
-    state = local()
+    state = _STATE
     saved = state.excluded & _BIT
     state.excluded |= _BIT
     try:
-        return op.redispatch(keyset & _BELOW, *args)
+        return _redispatch(op, keyset & _BELOW, args)
     finally:
         state.excluded = (state.excluded & ~_BIT) | saved
 
@@ -506,7 +511,7 @@ def _autocast_kernel(op):
 
     def kernel(keyset, *args):
         device_type = _keys.highest_backend(keyset)
-        states = local().autocast
+        states = _STATE.autocast
         st = states.get(device_type) if states else None
         if st is not None and st.enabled:
             category = _index(device_type).get(op.name)

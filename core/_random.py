@@ -130,6 +130,8 @@ class Generator:
 
     def set_offset(self, offset) -> Generator:
         """Move to counter block ``offset`` (0 <= offset < 2**64), keeping the seed; returns self."""
+        if isinstance(offset, bool) or not hasattr(offset, "__index__"):
+            raise TypeError(f"Generator.set_offset: offset must be an int, not {type(offset).__name__}")
         value = operator.index(offset)
         if not 0 <= value <= _MASK64:
             raise ValueError(f"Generator.set_offset: offset must be in [0, 2**64), got {value}")
@@ -154,6 +156,10 @@ class Generator:
             self._seed, self._offset = seed, offset
         return self
 
+    def __reduce__(self):
+        """Pickle and ``copy.deepcopy`` as (device, seed, offset): the copy draws what the original would."""
+        return _rebuild_generator, (str(self.device), self._seed, self._offset)
+
     def _advance(self, blocks: int) -> tuple[int, int]:
         """Atomically return the current ``(seed, offset)`` and move the offset ``blocks`` ahead."""
         with self._lock:
@@ -164,6 +170,13 @@ class Generator:
     def _restore(self, seed: int, offset: int) -> None:
         with self._lock:
             self._seed, self._offset = seed, offset
+
+
+def _rebuild_generator(device: str, seed: int, offset: int) -> Generator:
+    """A generator on ``device`` at ``(seed, offset)`` (unpickling)."""
+    gen = Generator(device)
+    gen._restore(seed, offset)
+    return gen
 
 
 def _read_state(state, where: str) -> tuple[int, int]:

@@ -82,6 +82,7 @@ def set_process_default(name: str, update) -> None:
             if name in values:
                 values[name] = update(values[name])
 
+
 # -- autocast (appended by the autocast work) ------------------------------------------------------
 
 _ThreadState.autocast = None  # device type -> _autocast._DeviceState of this thread (created on first use)

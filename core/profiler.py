@@ -471,8 +471,6 @@ class profile:
 
     def key_averages(self, group_by_input_shape: bool = False) -> EventList:
         """The events added up per op name (and per input shapes when ``group_by_input_shape``)."""
-        if group_by_input_shape and not self.record_shapes:
-            raise ValueError("key_averages(group_by_input_shape=True) needs profile(record_shapes=True)")
         return self.events().key_averages(group_by_input_shape)
 
     def table(self, *args, **kwargs) -> str:

@@ -10,7 +10,10 @@ same values on every backend that implements the prims.
 The offset advance rule (blocks per prim call drawing ``n`` values): ``random_bits``,
 and ``uniform``/``bernoulli`` with a 16- or 32-bit float dtype: ``ceil(n / 4)``;
 ``uniform``/``bernoulli`` in float64, ``normal``, ``randint``, ``randperm``:
-``ceil(n / 2)``. See :mod:`opweave._random` for the details (complex values, meta).
+``ceil(n / 2)``. See :mod:`opweave._random` for the details (complex values, meta). A
+backend that registers its own kernel for a random canonical op must draw the same blocks:
+take ``(seed, offset)`` with ``opweave._random.claim(op, generator, device, blocks)``,
+``blocks`` from :func:`philox_blocks`.
 
 State format: ``Generator.get_state()`` is a CPU uint8 tensor of 16 bytes, the seed
 then the offset, each a little-endian uint64.

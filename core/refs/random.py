@@ -120,9 +120,10 @@ def _c(value, like: Tensor) -> Tensor:
 
 
 def _real_arg(op: str, name: str, value) -> float:
+    """A float argument that must be finite (ValueError naming the op and argument otherwise)."""
     value = float(value)
-    if math.isnan(value):
-        raise ValueError(f"{op}: argument '{name}' must not be nan")
+    if not math.isfinite(value):
+        raise ValueError(f"{op}: argument '{name}' must be finite, got {value}")
     return value
 
 
@@ -398,22 +399,22 @@ def cauchy(self, median=0.0, sigma=1.0, generator=None):
     """Cauchy values ``median + sigma * tan(pi * (u - 1/2))`` shaped like ``self``; ValueError unless sigma > 0."""
     op = "cauchy"
     _check_floating(op, self.dtype, complex_ok=False)
-    if not float(sigma) > 0:
+    median, sigma = _real_arg(op, "median", median), _real_arg(op, "sigma", sigma)
+    if not sigma > 0:
         raise ValueError(f"{op}: expects sigma > 0.0, but found sigma={sigma}")
-    median = _real_arg(op, "median", median)
     u = _unit(op, self, generator)
     t = prims.tan(prims.mul(prims.sub(u, _c(0.5, u)), _c(math.pi, u)))
-    return to_dtype(prims.add(prims.mul(t, _c(float(sigma), u)), _c(median, u)), self.dtype)
+    return to_dtype(prims.add(prims.mul(t, _c(sigma, u)), _c(median, u)), self.dtype)
 
 
 def log_normal(self, mean=1.0, std=2.0, generator=None):
     """``exp`` of normal values with ``mean`` and ``std`` shaped like ``self``; ValueError unless std > 0."""
     op = "log_normal"
     _check_floating(op, self.dtype, complex_ok=False)
-    mean = _real_arg(op, "mean", mean)
-    if not float(std) > 0:
+    mean, std = _real_arg(op, "mean", mean), _real_arg(op, "std", std)
+    if not std > 0:
         raise ValueError(f"{op}: expects std > 0.0, but found std={std}")
-    z = _normal_values(op, self.shape, mean, float(std), _compute(self.dtype), self.device, generator)
+    z = _normal_values(op, self.shape, mean, std, _compute(self.dtype), self.device, generator)
     return to_dtype(prims.exp(z), self.dtype)
 
 
@@ -473,6 +474,8 @@ def multinomial(self, num_samples, replacement=False, generator=None):
             f"{op}: cannot sample num_samples > prob_dist.size(-1) samples without replacement "
             f"({num_samples} > {n_cat})"
         )
+    if n_cat == 0:
+        raise ValueError(f"{op}: invalid multinomial distribution (sum of probabilities <= 0): no categories")
     if n_cat > 2**24:
         raise ValueError(f"{op}: number of categories cannot exceed 2^24, got {n_cat}")
     last = self.ndim - 1

@@ -1,0 +1,687 @@
+"""The checks the suite runs for one backend, one :class:`OpInfo`, one dtype and one sample.
+
+Every check raises :class:`CheckFailure` (naming the check, with details that go
+into the report) or :class:`NotImplementedKernel` (the dispatcher found no
+kernel: the backend lacks a prim). Functional ops get: values against the oracle
+(or, without one, against the CPU reference backend), output shape, dtype and
+device against the meta device (strides and offset too for views), inputs left
+unmodified, views aliasing their base both ways, seeded reproducibility for random
+ops, bitwise-reproducible results in deterministic mode, declared error inputs, and
+the allocator back at its baseline. Generated variants get in-place semantics
+(identity, same storage, the functional's values, errors for a broadcast of self or
+an unsafe cast leaving self unchanged) and ``out=`` semantics (the out tensors are
+returned and written in place; a wrong-shaped ``out`` is resized with a warning).
+Backend-wide checks: the exact round trip CPU → device → CPU of every dtype and
+deterministic mode's filling of uninitialised memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import opweave as ow
+
+from .opdb._core import Arr, ErrorInput, OpInfo, SampleInput, make_values
+from .tensors import build, build_arr, encode_array, oracle_args, tensors_of, to_host, widen
+
+P = ow.ops.prims
+REFERENCE = "cpu"
+
+
+class CheckFailure(Exception):
+    """A check failed: ``check`` names it, ``message`` says what went wrong, ``details`` hold the evidence."""
+
+    def __init__(self, check: str, message: str, **details):
+        super().__init__(f"[{check}] {message}")
+        self.check = check
+        self.message = message
+        self.details = details
+
+
+class NotImplementedKernel(Exception):
+    """The backend has no kernel for an op this sample needs (NotImplementedError from dispatch)."""
+
+
+@dataclass
+class Context:
+    """What the checks need to know about the run: the backend, its tolerances, its allocator statistics."""
+
+    backend: str
+    tolerances: dict = field(default_factory=dict)  # dtype name -> (rtol, atol), from the backend's config
+    memory_stats: object = None  # callable() -> dict with "allocated", or None
+    check_allocator: bool = True
+
+    @property
+    def device(self) -> str:
+        """The device string tensors are built on."""
+        return self.backend
+
+    @property
+    def is_reference(self) -> bool:
+        """Whether this backend is the CPU reference backend itself."""
+        return self.backend == REFERENCE
+
+    def tolerance(self, info: OpInfo, dtype) -> tuple:
+        """The op's tolerance for ``dtype`` widened by the backend's own (the larger of each)."""
+        rtol, atol = info.tolerance(dtype)
+        brtol, batol = self.tolerances.get(dtype.name, (0.0, 0.0))
+        return max(rtol, brtol), max(atol, batol)
+
+
+@contextlib.contextmanager
+def quiet():
+    """Silence warnings and NumPy floating-point errors (ops and oracles on special values)."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        yield
+
+
+def is_missing_kernel(exc: BaseException) -> bool:
+    """Whether ``exc`` is the dispatcher's "no kernel" NotImplementedError."""
+    return isinstance(exc, NotImplementedError) and "no kernel" in str(exc)
+
+
+def call(op, args, kwargs):
+    """Call ``op``; a missing kernel becomes :class:`NotImplementedKernel`."""
+    try:
+        with quiet():
+            return op(*args, **kwargs)
+    except NotImplementedError as exc:
+        if is_missing_kernel(exc):
+            raise NotImplementedKernel(str(exc)) from None
+        raise
+
+
+# -- values ------------------------------------------------------------------------------------
+
+
+def compare(actual, expected, dtype, rtol: float, atol: float, exact: bool = False) -> dict | None:
+    """``None`` if ``actual`` matches ``expected`` (rounded to ``dtype``) within tolerance, else the evidence.
+
+    Integers and bool compare exactly; floating values match nan for nan, infinities
+    exactly, and finite values within ``atol + rtol * |expected|`` (complex: both parts).
+    """
+    actual = np.asarray(actual)
+    expected = np.asarray(expected)
+    if expected.shape != actual.shape:
+        return {"reason": f"shape {list(actual.shape)} != expected {list(expected.shape)}"}
+    with quiet():
+        want = expected.astype(dtype.numpy) if dtype is not None else expected
+    if actual.dtype.kind in "biu" and want.dtype.kind in "biu":
+        bad = actual != want
+    else:
+        a, w = widen(actual), widen(want)
+        if exact:
+            rtol = atol = 0.0
+        if a.dtype.kind == "c" or w.dtype.kind == "c":
+            a, w = a.astype(np.complex128), w.astype(np.complex128)
+            bad = _bad(a.real, w.real, rtol, atol) | _bad(a.imag, w.imag, rtol, atol)
+        else:
+            bad = _bad(a.astype(np.float64), w.astype(np.float64), rtol, atol)
+    bad = np.asarray(bad)
+    if not bad.any():
+        return None
+    idx = np.argwhere(bad)[:5]
+    examples = [
+        {"index": [int(i) for i in ix], "actual": _scalar(actual[tuple(ix)]), "expected": _scalar(want[tuple(ix)])}
+        for ix in idx
+    ]
+    if not bad.shape:
+        examples = [{"index": [], "actual": _scalar(actual), "expected": _scalar(want)}]
+    return {
+        "mismatched": int(bad.sum()),
+        "total": int(bad.size),
+        "rtol": rtol,
+        "atol": atol,
+        "examples": examples,
+    }
+
+
+def _bad(a, w, rtol, atol):
+    with quiet():
+        nan_a, nan_w = np.isnan(a), np.isnan(w)
+        finite = np.isfinite(a) & np.isfinite(w)
+        bad = nan_a != nan_w
+        bad |= ~nan_a & ~nan_w & ~finite & (a != w)
+        bad |= finite & (np.abs(a - w) > atol + rtol * np.abs(w))
+    return bad
+
+
+def _scalar(x):
+    x = np.asarray(x)
+    if x.dtype.kind == "c":
+        return str(complex(x))
+    if x.dtype.kind in "biu":
+        return x.item()
+    v = float(x.astype(np.float64))
+    return v if np.isfinite(v) else str(v)
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two arrays are identical bit for bit (shape, dtype and bytes)."""
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def _flatten(value) -> list:
+    if isinstance(value, (tuple, list)):
+        return [x for v in value for x in _flatten(v)]
+    return [value]
+
+
+def _expected_outputs(info: OpInfo, sample: SampleInput) -> list:
+    args, kwargs = oracle_args(sample, info.upcast)
+    with quiet():
+        return _flatten(info.oracle(*args, **kwargs))
+
+
+def check_values(ctx: Context, info: OpInfo, result, expected: list, where: str = "values") -> None:
+    """Each output of ``result`` matches the corresponding expected value within the op's tolerance."""
+    outputs = _flatten(result)
+    if len(outputs) != len(expected):
+        raise CheckFailure(where, f"{len(outputs)} outputs but the oracle gives {len(expected)}")
+    for i, (out, want) in enumerate(zip(outputs, expected)):
+        if want is None:  # the oracle does not define this output (e.g. unspecified indices)
+            continue
+        label = f"output {i}" if len(outputs) > 1 else "output"
+        if isinstance(out, ow.Tensor):
+            rtol, atol = ctx.tolerance(info, out.dtype)
+            bad = compare(to_host(out), want, out.dtype, rtol, atol)
+        else:
+            bad = _compare_python(out, want, info, ctx)
+        if bad:
+            raise CheckFailure(where, f"{label} differs from the expected values", **bad)
+
+
+def _compare_python(out, want, info, ctx):
+    if isinstance(out, (bool, np.bool_)) or isinstance(want, (bool, np.bool_)):
+        return None if bool(out) == bool(np.asarray(want)) else {"actual": repr(out), "expected": repr(want)}
+    return compare(np.asarray(out), np.asarray(want), None, *ctx.tolerance(info, ow.float64))
+
+
+# -- one sample of a functional op -------------------------------------------------------------
+
+
+def run_on_device(ctx: Context, op, sample: SampleInput):
+    """``(args, kwargs, result)`` of ``sample`` on the backend; a failing call is explained against the reference."""
+    args, kwargs = build(sample, ctx.device)
+    try:
+        return args, kwargs, call(op, args, kwargs)
+    except NotImplementedKernel:
+        raise
+    except Exception as exc:
+        raise _explain_error(ctx, op, sample, exc) from None
+
+
+def _explain_error(ctx: Context, op, sample: SampleInput, exc: Exception) -> CheckFailure:
+    detail = f"{type(exc).__name__}: {exc}"
+    try:
+        ref_args, ref_kwargs = build(sample, REFERENCE)
+        call(op, ref_args, ref_kwargs)
+    except NotImplementedKernel:
+        return CheckFailure("run", f"raises {detail}")
+    except Exception as ref_exc:
+        if type(ref_exc) is type(exc):
+            return CheckFailure("sample", f"raises {detail} (on the reference backend too: an invalid sample)")
+        return CheckFailure(
+            "errors", f"raises {detail}; the reference backend raises {type(ref_exc).__name__}: {ref_exc}"
+        )
+    return CheckFailure("run", f"raises {detail}; the reference backend runs this sample")
+
+
+def check_functional(ctx: Context, info: OpInfo, sample: SampleInput, first: bool = False) -> list[str]:
+    """Run every check of a functional op on one sample; return notes (things checked but worth saying)."""
+    notes = []
+    op = info.op
+    args, kwargs, result = run_on_device(ctx, op, sample)
+    check_device(ctx, op, result)
+    check_inputs_unchanged(ctx, sample, args, kwargs)
+    if not info.data_dependent:
+        check_meta(ctx, info, sample, result)
+    if info.random:
+        notes += check_random(ctx, info, sample, result)
+    elif info.oracle is not None:
+        check_values(ctx, info, result, _expected_outputs(info, sample))
+    elif not ctx.is_reference:
+        ref_args, ref_kwargs = build(sample, REFERENCE)
+        reference = call(op, ref_args, ref_kwargs)
+        check_values(ctx, info, result, [_host_or_value(r) for r in _flatten(reference)], where="reference")
+    if not info.returns_view:
+        check_no_alias(info, args, kwargs, result)
+    del result, args, kwargs
+    if info.returns_view:
+        check_aliasing(ctx, info, sample)
+    if first and info.nondeterministic and hasattr(ow, "use_deterministic_algorithms"):
+        notes += check_deterministic(ctx, info, sample)
+    return notes
+
+
+def _host_or_value(r):
+    return to_host(r) if isinstance(r, ow.Tensor) else r
+
+
+def check_device(ctx: Context, op, result) -> None:
+    """Tensor outputs live on the backend's device."""
+    for i, t in enumerate(tensors_of(result)):
+        if t.device.type != ctx.backend:
+            raise CheckFailure("device", f"output {i} is on {t.device}, not on {ctx.backend}")
+
+
+def check_inputs_unchanged(ctx: Context, sample: SampleInput, args, kwargs) -> None:
+    """The op did not write into its inputs (a functional op must not mutate them)."""
+    built = tensors_of(list(args) + list(kwargs.values()))
+    for i, (a, t) in enumerate(zip(sample.arrs(), built)):
+        now = to_host(t)
+        if not same_bits(now, a.value):
+            bad = compare(now, a.value, a.dtype, 0.0, 0.0) or {}
+            raise CheckFailure("inputs", f"the op modified its input tensor {i}", **bad)
+
+
+def check_meta(ctx: Context, info: OpInfo, sample: SampleInput, result) -> None:
+    """Outputs have the structure, shapes and dtypes of the meta device's (and, for views, its strides)."""
+    args, kwargs = build(sample, "meta")
+    try:
+        meta = call(info.op, args, kwargs)
+    except NotImplementedKernel:
+        return
+    except NotImplementedError:  # the op cannot run without data
+        return
+    _compare_structure(info, result, meta, "output")
+
+
+def _compare_structure(info, result, meta, where):
+    if isinstance(result, ow.Tensor):
+        if not isinstance(meta, ow.Tensor):
+            raise CheckFailure("meta", f"{where} is a Tensor but the meta device returns {type(meta).__name__}")
+        if tuple(result.shape) != tuple(meta.shape):
+            raise CheckFailure("meta", f"{where} has shape {list(result.shape)}; the meta device says {list(meta.shape)}")
+        if result.dtype is not meta.dtype:
+            raise CheckFailure("meta", f"{where} has dtype {result.dtype.name}; the meta device says {meta.dtype.name}")
+        if info.returns_view and result.numel() > 1:
+            got = (tuple(result.stride()), result.storage_offset())
+            want = (tuple(meta.stride()), meta.storage_offset())
+            if got != want:
+                raise CheckFailure("meta", f"{where} (a view) has strides/offset {got}; the meta device says {want}")
+        return
+    if isinstance(result, (tuple, list)):
+        if not isinstance(meta, (tuple, list)) or len(meta) != len(result):
+            raise CheckFailure("meta", f"{where}: {len(result)} outputs, the meta device gives {_describe(meta)}")
+        for i, (r, m) in enumerate(zip(result, meta)):
+            _compare_structure(info, r, m, f"{where}[{i}]")
+        return
+    if isinstance(meta, ow.Tensor):
+        raise CheckFailure("meta", f"{where} is {type(result).__name__}; the meta device returns a Tensor")
+
+
+def _describe(v):
+    return f"{len(v)} outputs" if isinstance(v, (tuple, list)) else type(v).__name__
+
+
+# -- views ---------------------------------------------------------------------------------------
+
+
+def perturb(a: np.ndarray) -> np.ndarray:
+    """Values guaranteed to differ from ``a`` element by element (same dtype)."""
+    if a.dtype.kind == "b":
+        return ~a
+    if a.dtype.kind in "iu":
+        return a ^ np.ones_like(a)
+    if a.dtype.kind == "c":
+        return np.where(a == 2.5 + 1j, 3.5, 2.5 + 1j).astype(a.dtype)
+    wide = a.astype(np.float64)
+    return np.where(wide == 2.5, 3.5, 2.5).astype(a.dtype)
+
+
+def has_overlap(t) -> bool:
+    """Whether two elements of ``t`` share memory (stride-0 dims, overlapping windows)."""
+    if t.numel() <= 1:
+        return False
+    if any(s == 0 and n > 1 for s, n in zip(t.stride(), t.shape)):
+        return True
+    if t.numel() > 4096:
+        return False
+    idx = np.indices(tuple(t.shape)).reshape(t.ndim, -1)
+    offsets = (np.asarray(t.stride()).reshape(-1, 1) * idx).sum(axis=0)
+    return len(np.unique(offsets)) != offsets.size
+
+
+def _write(t, values: np.ndarray, device: str) -> None:
+    src = build_arr(Arr(values, t.dtype), device)
+    with quiet():
+        P.copy_to(t, src)
+
+
+def _base_and_outputs(args, result):
+    outputs = tensors_of(result)
+    first = args[0] if args else None
+    if isinstance(first, (list, tuple)):  # broadcast_tensors: output i views input i
+        return list(zip(first, outputs))
+    return [(first, o) for o in outputs] if isinstance(first, ow.Tensor) else []
+
+
+def check_aliasing(ctx: Context, info: OpInfo, sample: SampleInput) -> None:
+    """A view's outputs share memory with the base: a write through one is seen by the other."""
+    op = info.op
+    # view -> base: write through each output, then derive the view again from the base.
+    args, kwargs, result = run_on_device(ctx, op, sample)
+    pairs = _base_and_outputs(args, result)
+    for i, (_base, view) in enumerate(pairs):
+        if view.numel() == 0 or has_overlap(view):
+            continue
+        written = perturb(to_host(view))
+        _write(view, written, ctx.device)
+        again = tensors_of(call(op, args, kwargs))[i]
+        if not same_bits(to_host(again), written):
+            raise CheckFailure(
+                "view",
+                f"output {i} does not alias its base: values written through the view are not seen in the base",
+            )
+    # base -> view: write into the base, then read the old view objects.
+    args, kwargs, result = run_on_device(ctx, op, sample)
+    pairs = _base_and_outputs(args, result)
+    for i, (base, view) in enumerate(pairs):
+        if view.numel() == 0 or base.numel() == 0 or has_overlap(base):
+            continue
+        _write(base, perturb(to_host(base)), ctx.device)
+        fresh = tensors_of(call(op, args, kwargs))[i]
+        if not same_bits(to_host(view), to_host(fresh)):
+            raise CheckFailure(
+                "view", f"output {i} does not alias its base: a write into the base is not seen through the view"
+            )
+
+
+def check_no_alias(info: OpInfo, args, kwargs, result) -> None:
+    """A non-view output has its own storage when the schema promises no aliasing (no ``Tensor(a)`` return)."""
+    schema = info.op.schema
+    if any(r.type.alias is not None for r in schema.returns):
+        return
+    inputs = {id(t.untyped_storage()) for t in tensors_of(list(args) + list(kwargs.values()))}
+    for i, t in enumerate(tensors_of(result)):
+        if id(t.untyped_storage()) in inputs and t.numel() > 0:
+            raise CheckFailure("alias", f"output {i} shares storage with an input, but the op is not a view")
+
+
+# -- random and deterministic ----------------------------------------------------------------------
+
+
+def _arg_names(op) -> list[str]:
+    return [a.name for a in op.schema.arguments]
+
+
+def _replace_arg(op, sample: SampleInput, name: str, fn) -> SampleInput:
+    """A copy of ``sample`` with argument ``name`` replaced by ``fn(old value)`` (None: not present)."""
+    names = _arg_names(op)
+    args, kwargs = list(sample.args), dict(sample.kwargs)
+    if name in kwargs:
+        kwargs[name] = fn(kwargs[name])
+    elif name in names and names.index(name) < len(args):
+        i = names.index(name)
+        args[i] = fn(args[i])
+    else:
+        return None
+    return SampleInput(tuple(args), kwargs, sample.desc, sample.oracle_kwargs)
+
+
+def _seeded_run(ctx, op, sample, seed, device):
+    if seed is not None:
+        ow.manual_seed(seed)
+    args, kwargs = build(sample, device)
+    return [_host_or_value(r) for r in _flatten(call(op, args, kwargs))]
+
+
+def check_random(ctx: Context, info: OpInfo, sample: SampleInput, result) -> list[str]:
+    """Random ops: the same seed gives the same bits, the CPU's values (same stream everywhere), a new seed new ones."""
+    op = info.op
+    explicit = "seed" in _arg_names(op)  # random prims take (seed, offset) arguments
+    seed = None if explicit else 1234
+    first = _seeded_run(ctx, op, sample, seed, ctx.device)
+    second = _seeded_run(ctx, op, sample, seed, ctx.device)
+    for i, (a, b) in enumerate(zip(first, second)):
+        if isinstance(a, np.ndarray) and not same_bits(a, b):
+            raise CheckFailure("random", f"output {i}: the same seed gave different values on two runs")
+    if not ctx.is_reference:
+        reference = _seeded_run(ctx, op, sample, seed, REFERENCE)
+        for i, (a, r) in enumerate(zip(first, reference)):
+            if isinstance(a, np.ndarray):
+                bad = compare(a, r, ow.dtype_of_numpy(a.dtype), *ctx.tolerance(info, ow.dtype_of_numpy(a.dtype)))
+                if bad:
+                    raise CheckFailure("random", f"output {i}: values differ from the CPU's for the same seed", **bad)
+    return _check_seed_matters(ctx, info, sample, seed, first)
+
+
+def _check_seed_matters(ctx, info, sample, seed, first) -> list[str]:
+    op = info.op
+    if sum(a.size for a in first if isinstance(a, np.ndarray)) < 16:
+        return []
+    if seed is None:
+        other = _replace_arg(op, sample, "seed", lambda s: int(s) + 1)
+        if other is None:
+            return []
+        changed = _seeded_run(ctx, op, other, None, ctx.device)
+        reference = (_seeded_run(ctx, op, sample, None, REFERENCE), _seeded_run(ctx, op, other, None, REFERENCE))
+    else:
+        changed = _seeded_run(ctx, op, sample, seed + 1, ctx.device)
+        reference = (_seeded_run(ctx, op, sample, seed, REFERENCE), _seeded_run(ctx, op, sample, seed + 1, REFERENCE))
+    same = all(same_bits(a, b) for a, b in zip(first, changed) if isinstance(a, np.ndarray))
+    ref_same = all(same_bits(a, b) for a, b in zip(*reference) if isinstance(a, np.ndarray))
+    if same and not ref_same:
+        raise CheckFailure("random", "a different seed gave the same values: the op ignores its seed")
+    return []
+
+
+def check_deterministic(ctx: Context, info: OpInfo, sample: SampleInput) -> list[str]:
+    """In deterministic mode the op either raises RuntimeError or gives bitwise identical results twice."""
+    was = ow.are_deterministic_algorithms_enabled()
+    warn_only = ow.is_deterministic_algorithms_warn_only_enabled()
+    ow.use_deterministic_algorithms(True)
+    try:
+        runs = []
+        for _ in range(2):
+            args, kwargs = build(sample, ctx.device)
+            runs.append([_host_or_value(r) for r in _flatten(call(info.op, args, kwargs))])
+    except RuntimeError as exc:
+        return [f"raises RuntimeError in deterministic mode: {exc}"]
+    finally:
+        ow.use_deterministic_algorithms(was, warn_only=warn_only)
+    for i, (a, b) in enumerate(zip(*runs)):
+        if isinstance(a, np.ndarray) and not same_bits(a, b):
+            raise CheckFailure("deterministic", f"output {i}: two runs in deterministic mode differ bitwise")
+    return []
+
+
+# -- errors ----------------------------------------------------------------------------------------
+
+
+def check_error_input(ctx: Context, info: OpInfo, err: ErrorInput) -> None:
+    """The invalid input raises the declared exception type and leaves the inputs unmodified."""
+    import re
+
+    args, kwargs = build(err.sample, ctx.device)
+    try:
+        call(info.op, args, kwargs)
+    except NotImplementedKernel:
+        raise
+    except err.error as exc:
+        if err.match and not re.search(err.match, str(exc)):
+            raise CheckFailure("errors", f"raises {type(exc).__name__} but the message does not match {err.match!r}")
+        check_inputs_unchanged(ctx, err.sample, args, kwargs)
+        return
+    except Exception as exc:
+        raise CheckFailure(
+            "errors",
+            f"{err.sample.desc or 'invalid input'}: raises {type(exc).__name__} ({exc}), expected {err.error.__name__}",
+        ) from None
+    raise CheckFailure("errors", f"{err.sample.desc or 'invalid input'}: no error, expected {err.error.__name__}")
+
+
+# -- generated variants ------------------------------------------------------------------------------
+
+
+def _functional_result(ctx, info: OpInfo, sample: SampleInput):
+    args, kwargs, result = run_on_device(ctx, info.functional.op, sample)
+    return result
+
+
+def check_inplace(ctx: Context, info: OpInfo, sample: SampleInput) -> None:
+    """``op_(self, ...)`` returns ``self``, keeps its storage and holds the functional result (or raises cleanly)."""
+    first = sample.args[0] if sample.args else None
+    if not isinstance(first, Arr):
+        return
+    expected = _functional_result(ctx, info, sample)
+    if first.layout == "broadcast":  # writing into a stride-0 view is illegal; use a dense self
+        first = Arr(first.value, first.dtype, "contiguous")
+    sample = SampleInput((first,) + tuple(sample.args[1:]), sample.kwargs, sample.desc, sample.oracle_kwargs)
+    args, kwargs = build(sample, ctx.device)
+    self_ = args[0]
+    storage, ptr = self_.untyped_storage(), self_.data_ptr()
+    layout = (tuple(self_.shape), tuple(self_.stride()))
+    error = None
+    if tuple(expected.shape) != tuple(self_.shape):
+        error = ValueError
+    elif not ow.can_cast(expected.dtype, self_.dtype):
+        error = TypeError
+    try:
+        returned = call(info.op, args, kwargs)
+    except NotImplementedKernel:
+        raise
+    except Exception as exc:
+        if error is not None and isinstance(exc, error):
+            if not same_bits(to_host(self_), first.value):
+                raise CheckFailure("inplace", f"raised {type(exc).__name__} but modified self first") from None
+            return
+        raise CheckFailure("inplace", f"raises {type(exc).__name__}: {exc}") from None
+    if error is not None:
+        why = "self would need a broadcast" if error is ValueError else "the result cannot be cast to self's dtype"
+        raise CheckFailure("inplace", f"returned a result although {why}: expected {error.__name__}")
+    if returned is not self_:
+        raise CheckFailure("inplace", "returns a new tensor instead of self")
+    if self_.untyped_storage() is not storage or self_.data_ptr() != ptr:
+        raise CheckFailure("inplace", "self was given new storage instead of being written in place")
+    if (tuple(self_.shape), tuple(self_.stride())) != layout:
+        raise CheckFailure("inplace", f"self's shape/strides changed from {layout}")
+    rtol, atol = ctx.tolerance(info, self_.dtype)
+    bad = compare(to_host(self_), to_host(expected), self_.dtype, rtol, atol)
+    if bad:
+        raise CheckFailure("inplace", "self does not hold the functional op's result", **bad)
+
+
+def _out_names(info: OpInfo) -> list[str]:
+    given = {a.name for a in info.functional.op.schema.arguments}
+    return [a.name for a in info.op.schema.arguments if a.name not in given]
+
+
+def check_out(ctx: Context, info: OpInfo, sample: SampleInput, resize: bool = False) -> None:
+    """``op(..., out=t)`` writes ``t`` in place and returns it; a wrong-shaped ``t`` is resized with a warning."""
+    expected = tensors_of(_functional_result(ctx, info, sample))
+    names = _out_names(info)
+    if len(names) != len(expected):
+        raise CheckFailure("out", f"{len(names)} out= arguments for {len(expected)} outputs")
+    outs = [ow.empty(tuple(e.shape), dtype=e.dtype, device=ctx.device) for e in expected]
+    _call_out(ctx, info, sample, names, outs, expected, "out")
+    if resize and expected and expected[0].numel() > 0:
+        wrong = [ow.empty((e.numel() + 1,), dtype=e.dtype, device=ctx.device) for e in expected]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _call_out(ctx, info, sample, names, wrong, expected, "out-resize", check_storage=False)
+        if not any(issubclass(w.category, UserWarning) and "resized" in str(w.message) for w in caught):
+            raise CheckFailure("out-resize", "a wrong-shaped out= tensor was resized without a warning")
+
+
+def _call_out(ctx, info, sample, names, outs, expected, check, check_storage=True):
+    args, kwargs = build(sample, ctx.device)
+    kwargs.update(zip(names, outs))
+    storages = [(o.untyped_storage(), o.data_ptr()) for o in outs]
+    try:
+        if check == "out-resize":
+            with np.errstate(all="ignore"):
+                returned = info.op(*args, **kwargs)
+        else:
+            returned = call(info.op, args, kwargs)
+    except NotImplementedError as exc:
+        if is_missing_kernel(exc):
+            raise NotImplementedKernel(str(exc)) from None
+        raise CheckFailure(check, f"raises {type(exc).__name__}: {exc}") from None
+    except NotImplementedKernel:
+        raise
+    except Exception as exc:
+        raise CheckFailure(check, f"raises {type(exc).__name__}: {exc}") from None
+    got = returned if isinstance(returned, tuple) else (returned,)
+    if len(got) != len(outs) or any(g is not o for g, o in zip(got, outs)):
+        raise CheckFailure(check, "does not return the out= tensors themselves")
+    for i, (o, e) in enumerate(zip(outs, expected)):
+        if tuple(o.shape) != tuple(e.shape):
+            raise CheckFailure(check, f"out {i} has shape {list(o.shape)}, expected {list(e.shape)}")
+        if check_storage and (o.untyped_storage() is not storages[i][0] or o.data_ptr() != storages[i][1]):
+            raise CheckFailure(check, f"out {i} was given new storage instead of being written in place")
+        rtol, atol = ctx.tolerance(info, o.dtype)
+        bad = compare(to_host(o), to_host(e), o.dtype, rtol, atol)
+        if bad:
+            raise CheckFailure(check, f"out {i} does not hold the functional op's result", **bad)
+
+
+# -- allocator ---------------------------------------------------------------------------------------
+
+
+def allocated(ctx: Context):
+    """Bytes the backend's allocator holds now (None without ``memory_stats``)."""
+    if ctx.memory_stats is None or not ctx.check_allocator:
+        return None
+    return int(ctx.memory_stats()["allocated"])
+
+
+def check_allocator(ctx: Context, before) -> None:
+    """The allocator is back at ``before`` once the sample's tensors are gone."""
+    if before is None:
+        return
+    after = allocated(ctx)
+    if after != before:
+        gc.collect()
+        after = allocated(ctx)
+    if after != before:
+        raise CheckFailure(
+            "allocator", f"{after - before} bytes still allocated after the op (baseline {before}, now {after})"
+        )
+
+
+# -- backend-wide checks --------------------------------------------------------------------------
+
+
+def check_round_trip(ctx: Context, dtype, rng) -> None:
+    """CPU → device → CPU gives back the same bits, for dense, empty, 0-dim and non-contiguous tensors."""
+    values = make_values(rng, (3, 5), dtype, specials=True)
+    for shape_values in (values, values[0, 0], values[:0]):
+        t = ow.tensor(shape_values, dtype=dtype)
+        back = to_host(t.to(ctx.device))
+        if not same_bits(back, np.asarray(shape_values)):
+            raise CheckFailure(
+                "round-trip",
+                f"{dtype.name} {list(np.shape(shape_values))}: values changed on the way to {ctx.backend} and back",
+                sent=encode_array(np.asarray(shape_values), dtype),
+                received=encode_array(back, dtype),
+            )
+    view = build_arr(Arr(values, dtype, "transposed"), ctx.device)
+    if not same_bits(to_host(view), values):
+        raise CheckFailure("round-trip", f"{dtype.name}: a transposed device tensor read back wrong")
+
+
+def check_deterministic_fill(ctx: Context, dtype) -> None:
+    """In deterministic mode ``empty`` is filled: NaN for floating/complex dtypes, the largest value for integers."""
+    was = ow.are_deterministic_algorithms_enabled()
+    warn_only = ow.is_deterministic_algorithms_warn_only_enabled()
+    ow.use_deterministic_algorithms(True)
+    try:
+        host = to_host(ow.empty((4,), dtype=dtype, device=ctx.device))
+    finally:
+        ow.use_deterministic_algorithms(was, warn_only=warn_only)
+    if dtype is ow.bool:
+        ok = bool(host.all())
+    elif dtype.is_floating_point or dtype.is_complex:
+        ok = bool(np.isnan(widen(host)).all())
+    else:
+        ok = bool((host == np.iinfo(dtype.numpy).max).all())
+    if not ok:
+        raise CheckFailure("deterministic-fill", f"empty({dtype.name}) in deterministic mode is not filled: {host}")

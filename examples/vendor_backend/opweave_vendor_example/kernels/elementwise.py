@@ -1,0 +1,288 @@
+"""Elementwise prims from tables of NumPy/SciPy functions: unary, binary, ternary, polynomials.
+
+Operands arrive as arrays of one dtype (float16/bfloat16 widened to float32);
+the kernel wrapper rounds results to the prim's output dtype. Entries are
+PyTorch's semantics where NumPy's differ (integer division truncates, shifts
+past the bit width, special values of the special functions...).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import opweave
+import scipy.special as sp
+from opweave.prims.elementwise_binary import BINARY
+from opweave.prims.elementwise_polynomial import POLYNOMIALS
+from opweave.prims.elementwise_unary import UNARY
+
+from .._backend import kernel, opmath
+
+
+def _int(x) -> bool:
+    return x.dtype.kind in "iub"
+
+
+def _nan_at_inf(f):
+    return lambda x: np.where(np.isinf(x), np.nan, f(x))
+
+
+def _int_identity(f):
+    return lambda x: x if _int(x) else f(x)
+
+
+def _complex_or(real, cplx):
+    return lambda x: cplx(x) if x.dtype.kind == "c" else real(x)
+
+
+def _sgn(x):
+    mag = np.abs(x)
+    return np.where(mag == 0, 0, x / np.where(mag == 0, 1, mag))
+
+
+UNARY_FNS = {
+    "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin, "asinh": np.arcsinh, "atan": np.arctan,
+    "atanh": np.arctanh, "cos": np.cos, "cosh": np.cosh, "sin": np.sin, "sinh": np.sinh, "tan": np.tan,
+    "tanh": np.tanh, "exp": np.exp, "expm1": np.expm1, "log": np.log, "log1p": np.log1p, "log2": np.log2,
+    "log10": np.log10, "sqrt": np.sqrt, "sinc": np.sinc, "cbrt": np.cbrt,
+    "exp2": _complex_or(np.exp2, lambda z: np.exp(z.real.dtype.type(math.log(2)) * z)),
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "reciprocal": lambda x: 1 / x,
+    "sigmoid": _complex_or(sp.expit, lambda z: 1 / (1 + np.exp(-z))),
+    "erf": sp.erf, "erfc": sp.erfc, "erfcx": sp.erfcx, "erf_inv": sp.erfinv, "lgamma": sp.gammaln,
+    "digamma": sp.psi, "ndtri": sp.ndtri, "ndtr": sp.ndtr, "log_ndtr": sp.log_ndtr,
+    "bessel_i0": _nan_at_inf(sp.i0), "bessel_i0e": sp.i0e, "bessel_i1": _nan_at_inf(sp.i1), "bessel_i1e": sp.i1e,
+    "bessel_j0": _nan_at_inf(sp.j0), "bessel_j1": _nan_at_inf(sp.j1),
+    "bessel_y0": _nan_at_inf(sp.y0), "bessel_y1": _nan_at_inf(sp.y1),
+    "modified_bessel_k0": sp.k0, "modified_bessel_k1": sp.k1,
+    "scaled_modified_bessel_k0": sp.k0e, "scaled_modified_bessel_k1": sp.k1e,
+    "spherical_bessel_j0": lambda x: np.where(np.isinf(x), 0, np.where(x == 0, 1, np.sin(x) / np.where(x == 0, 1, x))),
+    "airy_ai": _nan_at_inf(lambda x: sp.airy(x)[0]),
+    "entr": sp.entr,
+    "frac": lambda x: x - np.trunc(x),
+    "ceil": _int_identity(np.ceil), "floor": _int_identity(np.floor),
+    "round": _int_identity(np.rint), "trunc": _int_identity(np.trunc),
+    "abs": np.abs, "neg": np.negative, "sign": np.sign,
+    "sgn": _complex_or(np.sign, _sgn),
+    "signbit": lambda x: x < 0 if _int(x) else np.signbit(x),
+    "bitwise_not": np.invert, "logical_not": np.logical_not,
+    "isfinite": np.isfinite, "isinf": np.isinf, "isnan": np.isnan,
+    "isposinf": lambda x: x == np.inf, "isneginf": lambda x: x == -np.inf,
+    "real": np.real, "imag": np.imag,
+    "angle": _complex_or(lambda x: np.where(np.isnan(x), x, np.where(x < 0, np.pi, 0)), np.angle),
+    "conj_physical": np.conj,
+}  # fmt: skip
+
+
+def _divisor_check(op: str, b) -> None:
+    if _int(b) and np.any(b == 0):
+        raise RuntimeError(f"prims::{op}: ZeroDivisionError: integer division by zero")
+
+
+def _div(a, b):
+    if not _int(a):
+        return a / b
+    _divisor_check("div", b)
+    q = np.floor_divide(a, b)  # floor -> truncation: one up where the quotient is negative and inexact
+    return q if a.dtype.kind == "u" else q + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0)))
+
+
+def _pow(a, b):
+    if a.dtype.kind == "i" and np.any(b < 0):
+        raise RuntimeError("prims::pow: Integers to negative integer powers are not allowed")
+    return np.power(a, b)
+
+
+def _remainder(a, b):
+    if _int(a):
+        _divisor_check("remainder", b)
+        return np.remainder(a, b)
+    mod = np.fmod(a, b)
+    return np.where((mod != 0) & ((b < 0) != (mod < 0)), mod + b, mod)
+
+
+def _fmod(a, b):
+    _divisor_check("fmod", b)
+    return np.fmod(a, b)
+
+
+def _floor_divide(a, b):
+    if _int(a):
+        _divisor_check("floor_divide", b)
+        return np.floor_divide(a, b)
+    mod = np.fmod(a, b)  # PyTorch's div_floor_floating
+    div = (a - mod) / b
+    div = np.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1, div)
+    floor = np.floor(div)
+    floor = np.where(div - floor > 0.5, floor + 1, floor)
+    floor = np.where(div == 0, np.copysign(np.zeros_like(div), a / b), floor)
+    return np.where(b == 0, a / b, floor)
+
+
+def _xlogy(log):
+    return lambda x, y: np.where(np.isnan(y), np.nan, np.where(x == 0, 0, x * log(y)))
+
+
+def _igamma(special, values):
+    """PyTorch's special cases of the incomplete gamma functions, in its order, then SciPy's value."""
+
+    def fn(a, x):
+        conds = [(x < 0) | (a < 0), (a == 0) & (x > 0), a == 0, x == 0, np.isinf(a) & np.isinf(x), np.isinf(a)]
+        return np.select([*conds, np.isinf(x)], values, special(a, x))
+
+    return fn
+
+
+def _shift(op, overflow):
+    """A shift that gives ``overflow(a)`` for counts outside ``[0, bits)`` (``bits - 1`` for signed right)."""
+
+    def fn(a, b):
+        bits = a.dtype.itemsize * 8 - (op is np.right_shift and a.dtype.kind == "i")
+        ok = (b >= 0) & (b < bits)
+        return np.where(ok, op(a, np.where(ok, b, 0).astype(b.dtype)), overflow(a))
+
+    return fn
+
+
+BINARY_FNS = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": _div, "pow": _pow,
+    "maximum": np.maximum, "minimum": np.minimum, "fmax": np.fmax, "fmin": np.fmin,
+    "remainder": _remainder, "fmod": _fmod, "floor_divide": _floor_divide,
+    "heaviside": lambda a, b: np.where(a == 0, b, a > 0),
+    "atan2": np.arctan2, "hypot": np.hypot, "copysign": np.copysign, "nextafter": np.nextafter,
+    "logaddexp": np.logaddexp, "logaddexp2": np.logaddexp2,
+    "xlogy": _xlogy(np.log), "xlog1py": _xlogy(np.log1p),
+    "zeta": lambda x, q: sp.zeta(x.astype(np.float64), q.astype(np.float64)),
+    "igamma": _igamma(sp.gammainc, [np.nan, 1, np.nan, 0, np.nan, 0, 1]),
+    "igammac": _igamma(sp.gammaincc, [np.nan, 0, np.nan, 1, np.nan, 1, 0]),
+    "gcd": np.gcd, "lcm": np.lcm,
+    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
+    "shift_left": _shift(np.left_shift, np.zeros_like),
+    "shift_right_arithmetic": _shift(np.right_shift, lambda a: np.where(a < 0, -1, 0)),
+    "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
+    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+}  # fmt: skip
+NATIVE = {"nextafter"}  # computed in the operands' own dtype, not widened
+
+
+def _lerp(start, end, weight):
+    diff = end - start
+    return np.where(np.abs(weight) < 0.5, start + weight * diff, end - diff * (1 - weight))
+
+
+def _to_complex(re, im):
+    out = np.empty(np.broadcast_shapes(re.shape, im.shape), np.result_type(re.dtype, np.complex64))
+    out.real, out.imag = re, im
+    return out
+
+
+# name -> (function, whether 16-bit floats are widened)
+OTHER_FNS = {
+    "where": (lambda pred, a, b: np.where(pred, a, b), False),
+    "clamp": (lambda a, lo, hi: np.minimum(np.maximum(a, lo), hi), True),
+    "lerp": (_lerp, True),
+    "complex": (_to_complex, True),
+    "polar": (lambda r, theta: _to_complex(r * np.cos(theta), r * np.sin(theta)), True),
+}
+
+
+def _chebyshev_vw(sign):
+    """V_n = U_n - U_{n-1} and W_n = U_n + U_{n-1} (U_{-1} = 0)."""
+    return lambda n, y: sp.eval_chebyu(n, y) + sign * np.where(n > 0, sp.eval_chebyu(np.maximum(n - 1, 0), y), 0)
+
+
+# name -> (f(n, y) for integer n >= 0, whether y = 2x - 1, degree limit (float64, narrower) or None)
+POLY_FNS = {
+    "chebyshev_polynomial_t": (sp.eval_chebyt, False, None),
+    "chebyshev_polynomial_u": (sp.eval_chebyu, False, None),
+    "chebyshev_polynomial_v": (_chebyshev_vw(-1), False, None),
+    "chebyshev_polynomial_w": (_chebyshev_vw(1), False, None),
+    "hermite_polynomial_h": (sp.eval_hermite, False, (512, 128)),
+    "hermite_polynomial_he": (sp.eval_hermitenorm, False, (512, 128)),
+    "laguerre_polynomial_l": (sp.eval_laguerre, False, None),
+    "legendre_polynomial_p": (sp.eval_legendre, False, None),
+    "shifted_chebyshev_polynomial_t": (sp.eval_chebyt, True, None),
+    "shifted_chebyshev_polynomial_u": (sp.eval_chebyu, True, None),
+    "shifted_chebyshev_polynomial_v": (_chebyshev_vw(-1), True, None),
+    "shifted_chebyshev_polynomial_w": (_chebyshev_vw(1), True, None),
+}
+
+
+def _polynomial(f, shifted, limit):
+    def fn(x, n):
+        """0 for negative or non-finite ``n``, else ``f(trunc(n), x)`` (nan past Hermite's degree limit)."""
+        ok = np.isfinite(n) & (n >= 0)
+        d = np.where(ok, np.trunc(np.where(ok, n, 0)), 0).astype(np.int64)
+        r = np.where(ok, f(d, 2 * x - 1 if shifted else x), 0)
+        if limit is not None:
+            r = np.where(d > limit[x.dtype != np.float64], np.nan, r)
+        return r
+
+    return fn
+
+
+def _register_tables():
+    for name in UNARY:
+        kernel(name)(UNARY_FNS[name])
+    for name in BINARY:
+        kernel(name, widen=name not in NATIVE)(BINARY_FNS[name])
+    for name, (fn, widen) in OTHER_FNS.items():
+        kernel(name, widen=widen)(fn)
+    for name in POLYNOMIALS:
+        kernel(name)(_polynomial(*POLY_FNS[name]))
+
+
+_register_tables()
+
+
+@kernel("round_decimals")
+def round_decimals(x, decimals):
+    """``rint(x * 10**d) / 10**d`` (``rint(x / 10**-d) * 10**-d`` for negative ``d``)."""
+    scale = x.dtype.type(10.0 ** abs(decimals))
+    return np.rint(x * scale) / scale if decimals >= 0 else np.rint(x / scale) * scale
+
+
+@kernel("nan_to_num", widen=False)
+def nan_to_num(x, nan, posinf, neginf):
+    """Replace nan/+inf/-inf (per part for complex); missing limits are the dtype's finite extremes."""
+    info = opweave.finfo(opweave.dtype_of_numpy(x.real.dtype))
+    hi, lo = (info.max if posinf is None else posinf), (info.min if neginf is None else neginf)
+    values = (0.0 if nan is None else nan, hi, lo)
+    x = opmath(x)
+
+    def part(v):
+        return np.select([np.isnan(v), v == np.inf, v == -np.inf], values, v)
+
+    return _to_complex(part(x.real), part(x.imag)) if x.dtype.kind == "c" else part(x)
+
+
+@kernel("polygamma")
+def polygamma(x, n):
+    """The ``n``-th derivative of digamma."""
+    return sp.psi(x) if n == 0 else sp.polygamma(n, x)
+
+
+@kernel("mvlgamma")
+def mvlgamma(x, p):
+    """Multivariate log-gamma; ValueError unless every element exceeds ``(p - 1) / 2``."""
+    if not np.all(x > (p - 1) / 2):
+        raise ValueError("prims::mvlgamma: all elements must be greater than (p-1)/2")
+    terms = sum(sp.gammaln(x - x.dtype.type(j / 2)) for j in range(p))
+    return terms + x.dtype.type(p * (p - 1) / 4 * math.log(math.pi))
+
+
+@kernel("fill", widen=False)
+def fill(x, value):
+    """``value`` everywhere (floats truncate toward zero for integer dtypes)."""
+    if x.dtype.kind in "iu" and isinstance(value, float):
+        value = int(value)
+    return np.broadcast_to(np.asarray(value, x.dtype), x.shape)
+
+
+@kernel("logit")
+def logit(x, eps):
+    """``log(x / (1 - x))``, ``x`` first clamped to ``[eps, 1 - eps]`` when ``eps >= 0``."""
+    if eps is not None and eps >= 0:
+        x = np.clip(x, x.dtype.type(eps), x.dtype.type(1 - eps))
+    return np.log(x / (1 - x))
