@@ -64,8 +64,12 @@ def _build_value(v, device):
     return v
 
 
-def oracle_args(sample: SampleInput, upcast: bool) -> tuple[list, dict]:
-    """The sample's arguments as the oracle sees them: NumPy values (floats widened when ``upcast``)."""
+def oracle_args(sample: SampleInput, upcast) -> tuple[list, dict]:
+    """The sample's arguments as the oracle sees them: NumPy values.
+
+    ``upcast``: True widens floats to float64 (complex128); ``"opmath"`` computes like
+    PyTorch (16-bit floats as float32, others unchanged); False keeps the dtypes.
+    """
     args = [_oracle_value(v, upcast) for v in sample.args]
     kwargs = {k: _oracle_value(v, upcast) for k, v in sample.kwargs.items()}
     kwargs.update(sample.oracle_kwargs)
@@ -74,6 +78,8 @@ def oracle_args(sample: SampleInput, upcast: bool) -> tuple[list, dict]:
 
 def _oracle_value(v, upcast):
     if isinstance(v, Arr):
+        if upcast == "opmath":
+            return opmath(v.value)
         return widen(v.value) if upcast else np.array(v.value)
     if isinstance(v, list):
         return [_oracle_value(x, upcast) for x in v]
@@ -90,6 +96,14 @@ def widen(a: np.ndarray) -> np.ndarray:
     if a.dtype.kind in "biu":
         return a.copy()
     return a.astype(np.float64)
+
+
+def opmath(a: np.ndarray) -> np.ndarray:
+    """float16/bfloat16 values as float32 (PyTorch's computation dtype); other dtypes unchanged (a copy)."""
+    a = np.asarray(a)
+    if a.dtype.itemsize == 2 and a.dtype.kind not in "iu":
+        return a.astype(np.float32)
+    return a.copy()
 
 
 def to_host(t) -> np.ndarray:

@@ -22,7 +22,7 @@ class device:
     default device for factory functions inside the ``with`` block.
     """
 
-    __slots__ = ("type", "index", "_saved")
+    __slots__ = ("type", "index")
 
     def __init__(self, type, index=None):
         if isinstance(type, device):
@@ -45,7 +45,6 @@ class device:
                 raise ValueError(f"device(): index must be a non-negative int, got {index!r}")
         self.type = type
         self.index = index
-        self._saved = None
 
     def __eq__(self, other):
         if isinstance(other, str):
@@ -69,13 +68,14 @@ class device:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __enter__(self):
-        self._saved = _state.local().default_device
-        _state.local().default_device = self
+        state = _state.local()
+        state.__dict__.setdefault("device_stack", []).append(state.default_device)
+        state.default_device = self
         return self
 
     def __exit__(self, *exc):
-        _state.local().default_device = self._saved
-        self._saved = None
+        state = _state.local()
+        state.default_device = state.device_stack.pop()
 
 
 def as_device(value) -> device | None:

@@ -187,39 +187,105 @@ OTHER_FNS = {
 }
 
 
-def _chebyshev_vw(sign):
-    """V_n = U_n - U_{n-1} and W_n = U_n + U_{n-1} (U_{-1} = 0)."""
-    return lambda n, y: sp.eval_chebyu(n, y) + sign * np.where(n > 0, sp.eval_chebyu(np.maximum(n - 1, 0), y), 0)
+# -- orthogonal polynomials: PyTorch's scalar algorithm, vectorised --------------------------------------
+# In PyTorch's order: trunc(n) < 0 (or non-finite n) gives 0; the special values at the ends of the interval;
+# for large n inside it (Chebyshev), a trigonometric closed form; else the three-term recurrence in x's dtype.
 
 
-# name -> (f(n, y) for integer n >= 0, whether y = 2x - 1, degree limit (float64, narrower) or None)
+def _sign(y, d):
+    return np.where((y > 0) | (d % 2 == 0), 1.0, -1.0)
+
+
+def _trig_u(t, d, y):
+    return np.where(np.sin(t) != 0, np.sin((d + 1) * t) / np.sin(t), (d + 1) * np.cos((d + 1) * t) / y)
+
+
+def _trig_v(t, d, y):
+    return np.where(np.sin(t / 2) != 1, np.cos((d + 0.5) * t) / np.cos(t / 2), _sign(-1.0, d) * (2 * d + 1))
+
+
+def _trig_w(t, d, y):
+    edge = np.where(y > 0, 2 * d + 1.0, _sign(-1.0, d))
+    return np.where(np.cos(t / 2) != 1, np.sin((d + 0.5) * t) / np.sin(t / 2), edge)
+
+
+def _cheb_step(m, y, p, q):
+    return (y + y) * q - p
+
+
+# kind -> (P_1(y), value at y = +-1, closed form inside (-1, 1))
+CHEBYSHEV = {
+    "t": (lambda y: y, _sign, lambda t, d, y: np.cos(d * t)),
+    "u": (lambda y: y + y, lambda y, d: _sign(y, d) * (d + 1), _trig_u),
+    "v": (lambda y: y + y - 1, lambda y, d: np.where(y > 0, 1.0, _sign(y, d) * (2 * d + 1)), _trig_v),
+    "w": (lambda y: y + y + 1, lambda y, d: np.where(y > 0, 2 * d + 1.0, _sign(y, d)), _trig_w),
+}
+# name -> (P_1, step (m, y, P_{m-1}, P_m) -> P_{m+1}, ends (mask, value) or None, (threshold, closed form) or None,
+#          shifted (y = 2x - 1), Hermite's degree limit)
 POLY_FNS = {
-    "chebyshev_polynomial_t": (sp.eval_chebyt, False, None),
-    "chebyshev_polynomial_u": (sp.eval_chebyu, False, None),
-    "chebyshev_polynomial_v": (_chebyshev_vw(-1), False, None),
-    "chebyshev_polynomial_w": (_chebyshev_vw(1), False, None),
-    "hermite_polynomial_h": (sp.eval_hermite, False, (512, 128)),
-    "hermite_polynomial_he": (sp.eval_hermitenorm, False, (512, 128)),
-    "laguerre_polynomial_l": (sp.eval_laguerre, False, None),
-    "legendre_polynomial_p": (sp.eval_legendre, False, None),
-    "shifted_chebyshev_polynomial_t": (sp.eval_chebyt, True, None),
-    "shifted_chebyshev_polynomial_u": (sp.eval_chebyu, True, None),
-    "shifted_chebyshev_polynomial_v": (_chebyshev_vw(-1), True, None),
-    "shifted_chebyshev_polynomial_w": (_chebyshev_vw(1), True, None),
+    f"{prefix}chebyshev_polynomial_{kind}": (
+        CHEBYSHEV[kind][0],
+        _cheb_step,
+        (lambda y: np.abs(y) == 1, CHEBYSHEV[kind][1]),
+        (threshold, CHEBYSHEV[kind][2]),
+        prefix == "shifted_",
+        False,
+    )
+    for prefix, thresholds in (("", (6, 8, 8, 8)), ("shifted_", (6, 6, 6, 4)))
+    for kind, threshold in zip("tuvw", thresholds)
+}
+POLY_FNS |= {
+    "hermite_polynomial_h": (lambda x: x + x, lambda m, x, p, q: (x + x) * q - 2 * m * p, None, None, False, True),
+    "hermite_polynomial_he": (lambda x: x, lambda m, x, p, q: x * q - m * p, None, None, False, True),
+    "laguerre_polynomial_l": (
+        lambda x: 1 - x,
+        lambda m, x, p, q: ((2 * m + (1 - x)) * q - m * p) / (m + 1),
+        (lambda x: x == 0, lambda x, d: np.ones_like(x)),
+        None,
+        False,
+        False,
+    ),
+    "legendre_polynomial_p": (
+        lambda x: x,
+        lambda m, x, p, q: ((2 * m + 1) * x * q - m * p) / (m + 1),
+        (lambda x: np.abs(x) == 1, _sign),
+        None,
+        False,
+        False,
+    ),
 }
 
 
-def _polynomial(f, shifted, limit):
+def _polynomial(first, step, ends, trig, shifted, limited):
     def fn(x, n):
-        """0 for negative or non-finite ``n``, else ``f(trunc(n), x)`` (nan past Hermite's degree limit)."""
-        ok = np.isfinite(n) & (n >= 0)
-        d = np.where(ok, np.trunc(np.where(ok, n, 0)), 0).astype(np.int64)
-        r = np.where(ok, f(d, 2 * x - 1 if shifted else x), 0)
-        if limit is not None:
-            r = np.where(d > limit[x.dtype != np.float64], np.nan, r)
-        return r
+        """The polynomial of degree ``trunc(n)`` at ``x``, case by case as PyTorch's kernel."""
+        y = x + x - 1 if shifted else x
+        d = np.clip(np.where(np.isfinite(n), np.trunc(n), -1), -1, 2.0**62).astype(np.int64)
+        out, todo = np.zeros(x.shape, x.dtype), d >= 0
+        for case, value in _cases(y, d, todo, ends, trig, limited, x.dtype):
+            out[case], todo = value, todo & ~case
+        p, q = np.ones_like(y[todo]), first(y[todo])
+        rest, deg = np.where(d[todo] == 0, p, q), d[todo]
+        for m in range(1, int(deg.max(initial=0))):
+            p, q = q, step(m, y[todo], p, q)
+            rest = np.where(deg == m + 1, q, rest)
+        out[todo] = rest
+        return out
 
     return fn
+
+
+def _cases(y, d, todo, ends, trig, limited, dtype):
+    """The (mask, values) of the special cases, in PyTorch's order."""
+    if ends is not None:
+        at_end = todo & ends[0](y)
+        yield at_end, ends[1](y[at_end], d[at_end])
+        todo = todo & ~at_end
+    if trig is not None:
+        inside = todo & (d > trig[0]) & (np.abs(y) < 1)
+        yield inside, trig[1](np.arccos(y[inside]), d[inside], y[inside])
+    if limited:
+        yield todo & (d > (512 if dtype == np.float64 else 128)), np.nan
 
 
 def _register_tables():

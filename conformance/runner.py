@@ -1,0 +1,255 @@
+"""Run the conformance suite: every selected op × dtype on one backend, with deterministic seeds.
+
+:class:`Runner` selects ops (fnmatch patterns on qualified names), asks the
+backend's plugin for its expectations (the ``opweave_conformance_config`` hook),
+runs each op's samples through :mod:`.checks`, and returns a :class:`~.report.Report`.
+A run is replayable: the samples of (op, dtype) come from
+``numpy.random.default_rng(seed_for(seed, op, dtype))``, and the first failing
+sample of each op is recorded with its seed, index and inputs.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import opweave as ow
+
+from . import checks, opdb
+from .checks import CheckFailure, Context, NotImplementedKernel
+from .opdb._core import ALL, OpInfo, seed_for, take
+from .report import BackendCheck, DtypeResult, OpResult, Report
+from .tensors import encode_sample
+
+#: Samples per (op, dtype): hand-written entries / generated (schema-driven) entries.
+PROFILES = {"quick": {"samples": 3, "generated": 1}, "full": {"samples": 12, "generated": 3}}
+
+
+@dataclass
+class Config:
+    """A backend's expectations (from its ``opweave_conformance_config`` hook)."""
+
+    tolerances: dict = field(default_factory=dict)  # dtype name -> (rtol, atol)
+    xfail: dict = field(default_factory=dict)  # op pattern -> reason, or {"reason": str, "dtypes": [names]}
+    skip_dtypes: frozenset = frozenset()
+
+    @classmethod
+    def from_hook(cls, backend: str) -> Config:
+        """The config the backend's plugin returns (defaults if it implements no hook)."""
+        ow.backends.get(backend)  # load the plugin so that its hook implementation is registered
+        raw = ow.backends.plugin_manager().hook.opweave_conformance_config(backend=backend) or {}
+        return cls.from_dict(raw)
+
+    @classmethod
+    def from_dict(cls, raw: dict) -> Config:
+        """Validate and normalise a config dict."""
+        unknown = set(raw) - {"tolerances", "xfail", "skip_dtypes"}
+        if unknown:
+            raise ValueError(f"opweave_conformance_config: unknown keys {sorted(unknown)}")
+        tolerances = {str(k): (float(v[0]), float(v[1])) for k, v in raw.get("tolerances", {}).items()}
+        return cls(tolerances, dict(raw.get("xfail", {})), frozenset(raw.get("skip_dtypes", ())))
+
+    def xfail_reason(self, op: str, dtype) -> str | None:
+        """Why ``op`` is expected to fail for ``dtype`` (None if it is not)."""
+        for pattern, value in self.xfail.items():
+            if not fnmatch.fnmatchcase(op, pattern):
+                continue
+            if isinstance(value, dict):
+                dtypes = value.get("dtypes")
+                if dtypes is None or (dtype is not None and dtype.name in dtypes):
+                    return value.get("reason", "expected to fail")
+                continue
+            return str(value)
+        return None
+
+
+def select(patterns=None) -> list[str]:
+    """Catalog op names matching any of ``patterns`` (a comma-separated string or a list; None: all)."""
+    names = opdb.names()
+    if not patterns:
+        return names
+    if isinstance(patterns, str):
+        patterns = [p.strip() for p in patterns.split(",") if p.strip()]
+    return [n for n in names if any(fnmatch.fnmatchcase(n, p) for p in patterns)]
+
+
+class Runner:
+    """Runs the suite on ``backend`` (a device type) for the ops matching ``ops``.
+
+    ``profile`` is "quick" or "full"; ``seed`` the base seed; ``progress(i, total, name)``
+    is called before each op; ``config`` overrides the backend's hook.
+    """
+
+    def __init__(self, backend: str, ops=None, profile: str = "quick", seed: int = 0, progress=None, config=None):
+        if profile not in PROFILES:
+            raise ValueError(f"unknown profile {profile!r}; expected one of {sorted(PROFILES)}")
+        self.backend = backend
+        self.backend_obj = ow.backends.get(backend)
+        if not self.backend_obj.is_available():
+            raise RuntimeError(f"backend '{backend}' is not available: {self.backend_obj.unavailable_reason()}")
+        self.config = config if config is not None else Config.from_hook(backend)
+        self.profile = profile
+        self.seed = int(seed)
+        self.progress: Callable | None = progress
+        self.names = select(ops)
+        stats = getattr(self.backend_obj, "memory_stats", None)
+        memory = (lambda: stats(ow.device(backend))) if callable(stats) else None
+        self.ctx = Context(backend, self.config.tolerances, memory)
+        self._deterministic_checked: set = set()
+
+    # -- dtypes ---------------------------------------------------------------------------------
+
+    def dtypes_for(self, info: OpInfo) -> list:
+        """The dtypes to run ``info`` in on this backend (None: the samples' own dtypes)."""
+        supported = self.backend_obj.dtypes
+        out = []
+        for d in info.dtypes:
+            if d is not None and (d.name in self.config.skip_dtypes or (supported is not None and d not in supported)):
+                continue
+            out.append(d)
+        return out
+
+    def _skipped(self, sample) -> bool:
+        supported = self.backend_obj.dtypes
+        for a in sample.arrs():
+            if a.dtype.name in self.config.skip_dtypes or (supported is not None and a.dtype not in supported):
+                return True
+        return False
+
+    # -- one op ------------------------------------------------------------------------------------
+
+    def run_op(self, name: str) -> OpResult:
+        """Run every check of the op named ``name`` and return its result."""
+        start = time.perf_counter()
+        info = opdb.get(name)
+        op = ow._ops.lookup(name)
+        family = opdb.family_of(op)
+        if info is None:
+            result = OpResult(name, family, "missing", op.variant, "fail", "no OpInfo and no generated sample")
+            result.seconds = time.perf_counter() - start
+            return result
+        dtypes = self.dtypes_for(info)
+        results = [self._run_dtype(info, d) for d in dtypes]
+        result = OpResult(name, info.family or family, info.source, info.variant, "skip", None, results)
+        result.aggregate()
+        result.seconds = time.perf_counter() - start
+        return result
+
+    def _samples(self, info: OpInfo, dtype, rng) -> list:
+        budget = PROFILES[self.profile]["generated" if info.source == "generated" else "samples"]
+        return take(info.sample_inputs(rng, dtype, self.backend), budget)
+
+    def _run_dtype(self, info: OpInfo, dtype) -> DtypeResult:
+        label = dtype.name if dtype is not None else None
+        seed = seed_for(self.seed, info.name, label)
+        result = DtypeResult(label, "pass", seed=seed)
+        xfail = info.known_failure or self.config.xfail_reason(info.name, dtype)
+        rng = np.random.default_rng(seed)
+        try:
+            samples = self._samples(info, dtype, rng)
+        except Exception as exc:  # a broken generator is a failure of the suite, reported as such
+            result.fail("harness", f"sample generation failed: {type(exc).__name__}: {exc}")
+            return result.finish(info, xfail)
+        for index, sample in enumerate(samples):
+            if self._skipped(sample):
+                continue
+            outcome = self._run_sample(info, dtype, sample, index)
+            result.samples += 1
+            if outcome is not None:
+                result.record(outcome, index, encode_sample(sample))
+                return result.finish(info, xfail)
+        if info.error_inputs is not None and info.variant is None:
+            outcome = self._run_errors(info, dtype, rng)
+            if outcome is not None:
+                result.record(outcome[0], outcome[1], outcome[2])
+        if not result.samples and result.status == "pass":
+            result.status = "skip"
+            result.message = "no sample runs on this backend's dtypes"
+        return result.finish(info, xfail)
+
+    def _run_sample(self, info: OpInfo, dtype, sample, index: int):
+        """None if every check passes, else the exception that stopped them."""
+        before = checks.allocated(self.ctx)
+        try:
+            if info.variant == "inplace":
+                checks.check_inplace(self.ctx, info, sample)
+            elif info.variant == "out":
+                checks.check_out(self.ctx, info, sample, resize=index == 0)
+            else:
+                first = index == 0 and info.name not in self._deterministic_checked
+                if first:
+                    self._deterministic_checked.add(info.name)
+                checks.check_functional(self.ctx, info, sample, first=first)
+            checks.check_allocator(self.ctx, before)
+        except (CheckFailure, NotImplementedKernel) as exc:
+            return exc
+        except Exception as exc:  # an oracle or harness error: still a failure, with the cause
+            return CheckFailure("harness", f"{type(exc).__name__}: {exc}")
+        return None
+
+    def _run_errors(self, info: OpInfo, dtype, rng):
+        for index, err in enumerate(info.error_inputs(rng, dtype) or ()):
+            if self._skipped(err.sample):
+                continue
+            try:
+                checks.check_error_input(self.ctx, info, err)
+            except (CheckFailure, NotImplementedKernel) as exc:
+                return exc, f"error-{index}", {**encode_sample(err.sample), "expected_error": err.error.__name__}
+            except Exception as exc:
+                return CheckFailure("harness", f"{type(exc).__name__}: {exc}"), f"error-{index}", None
+        return None
+
+    # -- backend-wide checks ---------------------------------------------------------------------
+
+    def backend_checks(self) -> list[BackendCheck]:
+        """Round trip of every dtype, and deterministic mode's filling of ``empty``."""
+        out = []
+        supported = self.backend_obj.dtypes
+        for dtype in ALL:
+            if dtype.name in self.config.skip_dtypes or (supported is not None and dtype not in supported):
+                continue
+            rng = np.random.default_rng(seed_for(self.seed, "round-trip", dtype.name))
+            out.append(self._backend_check("round-trip", dtype, lambda d=dtype, r=rng: checks.check_round_trip(self.ctx, d, r)))
+            if hasattr(ow, "use_deterministic_algorithms"):
+                out.append(
+                    self._backend_check(
+                        "deterministic-fill", dtype, lambda d=dtype: checks.check_deterministic_fill(self.ctx, d)
+                    )
+                )
+        return out
+
+    def _backend_check(self, name, dtype, fn) -> BackendCheck:
+        try:
+            fn()
+        except NotImplementedKernel as exc:
+            return BackendCheck(name, dtype.name, "not-implemented", str(exc))
+        except CheckFailure as exc:
+            return BackendCheck(name, dtype.name, "fail", exc.message, exc.details)
+        except Exception as exc:
+            return BackendCheck(name, dtype.name, "fail", f"{type(exc).__name__}: {exc}")
+        return BackendCheck(name, dtype.name, "pass")
+
+    # -- everything --------------------------------------------------------------------------------
+
+    def run(self, backend_checks: bool = True) -> Report:
+        """Run the backend-wide checks and every selected op; return the report."""
+        start = time.perf_counter()
+        report = Report(self.backend, self.profile, self.seed, [], [])
+        if backend_checks:
+            report.backend_checks = self.backend_checks()
+        for i, name in enumerate(self.names):
+            if self.progress is not None:
+                self.progress(i, len(self.names), name)
+            report.ops.append(self.run_op(name))
+        if self.progress is not None:
+            self.progress(len(self.names), len(self.names), None)
+        report.seconds = time.perf_counter() - start
+        return report
+
+
+def run(backend: str, ops=None, profile: str = "quick", seed: int = 0, progress=None, config=None) -> Report:
+    """Run the suite on ``backend`` and return the :class:`~.report.Report` (see :class:`Runner`)."""
+    return Runner(backend, ops, profile, seed, progress, config).run()
