@@ -6,6 +6,9 @@ They take no tensor arguments; the dispatcher finds the backend from their
 
 from __future__ import annotations
 
+import math
+
+from .. import _dtype
 from .._meta import empty as meta_empty
 from .._ops import define_prim
 from .._tensor import contiguous_strides
@@ -43,8 +46,15 @@ def full_meta(shape, fill_value, dtype, device):
 
 
 def _check_fill(op, value, dtype):
+    """PyTorch's checked scalar conversion: complex into real, and out-of-range values into integers, raise."""
     if isinstance(value, complex) and not dtype.is_complex:
         raise TypeError(f"{op}: cannot fill a {dtype.name} tensor with a complex value")
+    if dtype.kind in ("int", "uint") and not isinstance(value, bool):
+        info = _dtype.iinfo(dtype)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{op}: value {value} cannot be converted to {dtype.name} without overflow")
+        if isinstance(value, (int, float)) and not info.min <= int(value) <= info.max:
+            raise ValueError(f"{op}: value {value} cannot be converted to {dtype.name} without overflow")
 
 
 def scalar_tensor_meta(s, dtype, device):
