@@ -247,7 +247,9 @@ def check_functional(ctx: Context, info: OpInfo, sample: SampleInput, first: boo
     op = info.op
     args, kwargs, result = run_on_device(ctx, op, sample)
     check_device(ctx, op, result)
-    check_inputs_unchanged(ctx, sample, args, kwargs)
+    check_returns_mutated(op, args, kwargs, result)
+    names = [a.name for a in op.schema.arguments]
+    check_inputs_unchanged(ctx, sample, args, kwargs, set(op.schema.mutated_arguments()), names)
     if not info.data_dependent:
         check_meta(ctx, info, sample, result)
     if info.random:
@@ -279,14 +281,35 @@ def check_device(ctx: Context, op, result) -> None:
             raise CheckFailure("device", f"output {i} is on {t.device}, not on {ctx.backend}")
 
 
-def check_inputs_unchanged(ctx: Context, sample: SampleInput, args, kwargs) -> None:
-    """The op did not write into its inputs (a functional op must not mutate them)."""
-    built = tensors_of(list(args) + list(kwargs.values()))
-    for i, (a, t) in enumerate(zip(sample.arrs(), built)):
-        now = to_host(t)
-        if not same_bits(now, a.value):
-            bad = compare(now, a.value, a.dtype, 0.0, 0.0) or {}
-            raise CheckFailure("inputs", f"the op modified its input tensor {i}", **bad)
+def check_inputs_unchanged(ctx: Context, sample: SampleInput, args, kwargs, skip=(), names=()) -> None:
+    """The op did not write into its inputs (except the arguments it declares as written: ``skip``, by name)."""
+    pairs = [(names[i] if i < len(names) else None, v, b) for i, (v, b) in enumerate(zip(sample.args, args))]
+    pairs += [(k, sample.kwargs[k], kwargs[k]) for k in sample.kwargs if k in kwargs]
+    index = 0
+    for name, given, built in pairs:
+        arrs, tensors = SampleInput((given,)).arrs(), tensors_of(built)
+        for a, t in zip(arrs, tensors):
+            if name not in skip:
+                now = to_host(t)
+                if not same_bits(now, a.value):
+                    bad = compare(now, a.value, a.dtype, 0.0, 0.0) or {}
+                    raise CheckFailure("inputs", f"the op modified its input tensor {index} ('{name}')", **bad)
+            index += 1
+
+
+def check_returns_mutated(op, args, kwargs, result) -> None:
+    """An op returning a written argument (``Tensor(a!)``) returns that very tensor object."""
+    schema = op.schema
+    written = {a.type.alias.set: a.name for a in schema.arguments if a.type.alias and a.type.alias.is_write}
+    if not written:
+        return
+    values = dict(zip((a.name for a in schema.arguments), args)) | kwargs
+    results = result if isinstance(result, tuple) else (result,)
+    for i, ret in enumerate(schema.returns):
+        if ret.type.alias and ret.type.alias.is_write and not ret.type.is_list:
+            name = written.get(ret.type.alias.set)
+            if name is not None and results[i] is not values.get(name):
+                raise CheckFailure("inplace", f"output {i} must be argument '{name}' itself, not a new tensor")
 
 
 def check_meta(ctx: Context, info: OpInfo, sample: SampleInput, result) -> None:
@@ -516,7 +539,7 @@ def check_error_input(ctx: Context, info: OpInfo, err: ErrorInput) -> None:
     except err.error as exc:
         if err.match and not re.search(err.match, str(exc)):
             raise CheckFailure("errors", f"raises {type(exc).__name__} but the message does not match {err.match!r}")
-        check_inputs_unchanged(ctx, err.sample, args, kwargs)
+        check_inputs_unchanged(ctx, err.sample, args, kwargs, (), [a.name for a in info.op.schema.arguments])
         return
     except Exception as exc:
         raise CheckFailure(

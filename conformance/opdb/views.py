@@ -19,7 +19,7 @@ import opweave as ow
 import scipy.linalg
 
 from . import register
-from ._core import ALL, COMPLEX, DEVICE, FLOAT, Arr, OpInfo, SampleInput, arr, make_values
+from ._core import ALL, COMPLEX, DEVICE, FLOAT, Arr, OpInfo, SampleInput, arr
 
 C, T, S, B = "contiguous", "transposed", "strided", "broadcast"
 
@@ -315,7 +315,6 @@ def _view_lines():
         V("vsplit.array", lambda x, i: np.vsplit(x, i), [K(M234T, [1]), K(TA((4, 3)), [1, 3])]),
         V("dsplit.int", lambda x, n: np.dsplit(x, n), [K(M234T, 2), K(M234, 4)]),
         V("dsplit.array", lambda x, i: np.dsplit(x, i), [K(M234T, [1]), K(M234, [1, 3])]),
-        V("positive", lambda x: x, [K(M234T), K(M34)], dtypes=tuple(d for d in ALL if d is not ow.bool)),
     ]
 
 
@@ -428,19 +427,7 @@ def _prim_lines():
         V("prims::resize", resize, [K(TA((3, 4)), [2, 5]), K(TA((6,)), [2, 2])]),
         V("prims::device_put", lambda x, d, nb=False: x, [K(M234T, DEVICE), K(M34, DEVICE)]),
         V("prims::item", lambda x: x.item(), [K(TA(())), K(TA((1, 1)))]),
-        V("prims::maximum_value", lambda d: _limit(d, True), [K(Dyn(lambda d: d))], dtypes=ALL),
-        V("prims::minimum_value", lambda d: _limit(d, False), [K(Dyn(lambda d: d))], dtypes=ALL),
     ]
 
 
-def _limit(d, high):
-    if d is ow.bool:
-        return high
-    info = ow.finfo(d.to_real()) if (d.is_floating_point or d.is_complex) else np.iinfo(d.numpy)
-    if d.is_floating_point or d.is_complex:
-        return float("inf") if high else float("-inf")
-    return int(info.max if high else info.min)
-
-
 register(*_view_lines(), *_inplace_view_lines(), *_shape_lines(), *_prim_lines())
-del make_values

@@ -102,22 +102,6 @@ def empty(shape, stride, dtype, device):
     return BACKEND.empty_strided(tuple(shape), tuple(stride), dtype, _indexed(device))
 
 
-def from_array(a: np.ndarray, dtype, device):
-    """A new contiguous vnpu tensor of ``dtype`` holding ``a`` (cast once)."""
-    a = np.asarray(a)
-    out = empty(a.shape, _contiguous(a.shape), dtype, device)
-    _write(out, a)
-    return out
-
-
-def _contiguous(shape) -> tuple:
-    strides, acc = [], 1
-    for n in reversed(shape):
-        strides.append(acc)
-        acc *= max(n, 1)
-    return tuple(reversed(strides))
-
-
 def _indexed(device):
     return device if device.index is not None else opweave.device(device.type, 0)
 
@@ -165,15 +149,15 @@ def kernel(name: str, widen: bool = True):
     """
 
     def register(fn):
-        meta = opweave.ops.lookup(f"prims::{name}").meta
+        op = opweave.ops.lookup(f"prims::{name}")
+        single = len(op.schema.returns) == 1
 
         @functools.wraps(fn)
         def run(*args):
-            specs = meta(*args)
+            specs = op.meta(*args)  # the dispatcher ran it already to validate; here we want its outputs
             device = _device_of(args)
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"):  # IEEE results (inf, nan) are intended, not warnings
                 results = fn(*(_as_array(a, widen) for a in args))
-            single = not isinstance(results, tuple)
             results = (results,) if single else results
             if specs is None:  # data-dependent shapes: contiguous outputs of the results' shapes and dtypes
                 specs = tuple(_meta_like(r) for r in results)
