@@ -249,7 +249,7 @@ def check_functional(ctx: Context, info: OpInfo, sample: SampleInput, first: boo
     check_device(ctx, op, result)
     check_returns_mutated(op, args, kwargs, result)
     names = [a.name for a in op.schema.arguments]
-    check_inputs_unchanged(ctx, sample, args, kwargs, set(op.schema.mutated_arguments()), names)
+    check_inputs_unchanged(ctx, sample, args, kwargs, set(op.schema.mutated_arguments), names)
     if not info.data_dependent:
         check_meta(ctx, info, sample, result)
     if info.random:

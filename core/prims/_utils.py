@@ -90,6 +90,14 @@ def dense_strides_like(t: Tensor) -> tuple:
     return tuple(out)
 
 
+def output_strides(tensors) -> tuple:
+    """Output strides of an elementwise op: the layout of the first input that is not broadcast (0-strided)."""
+    for t in tensors:
+        if not any(st == 0 and n > 1 for n, st in zip(t.shape, t.stride())):
+            return dense_strides_like(t)
+    return contiguous_strides(tensors[0].shape)
+
+
 def elementwise_meta(op: str, names, tensors, allowed=ALL, out: Out = Out.DEFAULT) -> Tensor:
     """Meta of an elementwise prim: same dtype, shape and device for all inputs; one output."""
     for name, t in zip(names, tensors):
@@ -115,8 +123,7 @@ def elementwise_meta(op: str, names, tensors, allowed=ALL, out: Out = Out.DEFAUL
         dtype = _dtype.bool_
     elif out is Out.COMPLEX_TO_FLOAT:
         dtype = dtype.to_real()
-    model = shaped[0]
-    return meta_empty(model.shape, dtype, dense_strides_like(model))
+    return meta_empty(shaped[0].shape, dtype, output_strides(shaped))
 
 
 def check_shape(op: str, name: str, shape) -> tuple:

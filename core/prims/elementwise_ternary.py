@@ -15,9 +15,9 @@ from ._utils import (
     REAL,
     check_dtype,
     check_tensor,
-    dense_strides_like,
     elementwise_meta,
     is_cpu_scalar,
+    output_strides,
     same_device,
 )
 
@@ -47,7 +47,7 @@ def where_meta(pred, a, b):
                 f"{list(t.shape)} for '{name}'"
             )
     same_device(op, tensors)
-    return meta_empty(model.shape, a.dtype, dense_strides_like(model))
+    return meta_empty(model.shape, a.dtype, output_strides([t for _, t in shaped] or [a]))
 
 
 def clamp_meta(a, min, max):
