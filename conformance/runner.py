@@ -146,7 +146,7 @@ class Runner:
         label = dtype.name if dtype is not None else None
         seed = seed_for(self.seed, info.name, label)
         result = DtypeResult(label, "pass", seed=seed)
-        xfail = info.known_failure or self.config.xfail_reason(info.name, dtype)
+        xfail = info.known_failure_for(dtype) or self.config.xfail_reason(info.name, dtype)
         rng = np.random.default_rng(seed)
         try:
             samples = self._samples(info, dtype, rng)

@@ -15,7 +15,7 @@ from the functional op (compute functionally, then copy), their functional call
 must not be autocast either: the variants of table ops get a kernel that only
 excludes the layer and redispatches.
 
-The tables are data (``autocast_policy.py``): ``DEVICE_TABLES`` by device type,
+The tables are data (``_autocast_tables.py``): ``DEVICE_TABLES`` by device type,
 else ``GENERIC_GPU`` when the device's backend declares an ``autocast_dtype``.
 Plugins change their device's table with ``Registry.autocast_policy``; the
 result is what :func:`autocast_policy` returns and what the kernels apply.
@@ -30,10 +30,10 @@ import weakref
 from dataclasses import dataclass
 
 from . import _dispatch, _dtype, _keys, _ops
+from ._autocast_tables import CATEGORIES, DEVICE_TABLES, GENERIC_GPU
 from ._keys import Layer
 from ._state import local
 from ._tensor import Tensor
-from .autocast_policy import CATEGORIES, DEVICE_TABLES, GENERIC_GPU
 
 __all__ = ["AutocastPolicy", "autocast", "autocast_policy", "get_autocast_dtype", "is_autocast_enabled"]
 
@@ -323,10 +323,12 @@ def _index(device_type: str) -> dict:
 
 
 def autocast_policy(device_type: str) -> AutocastPolicy:
-    """The autocast policy tables in effect for ``device_type`` (PyTorch's lists, restricted to opweave's catalog,
-    with the changes plugins made through ``Registry.autocast_policy``).
+    """The autocast policy in effect for ``device_type``, as a read-only :class:`AutocastPolicy`.
 
-    Raises ``RuntimeError`` if no backend provides ``device_type``.
+    It is PyTorch's list for the device (``_autocast_tables.DEVICE_TABLES``, else the
+    generic GPU table when the backend declares an ``autocast_dtype``, else empty)
+    restricted to opweave's catalog, with the changes plugins made through
+    ``Registry.autocast_policy``. Raises ``RuntimeError`` if no backend provides ``device_type``.
     """
     _check_device_type("autocast_policy", device_type)
     default = _backend_dtype(device_type)

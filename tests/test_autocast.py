@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from opweave import ops
 from opweave._autocast import cache_size
-from opweave.autocast_policy import CATEGORIES, CPU, CUDA
+from opweave._autocast_tables import CATEGORIES, CPU, CUDA
 from opweave.backends import Backend, Storage
 from opweave.dispatch import Layer, explain, registered
 

@@ -148,10 +148,11 @@ class OpInfo:
     fixes its own dtypes); ``tolerances`` maps dtype names to ``(rtol, atol)``
     overriding :data:`DEFAULT_TOLERANCES`; ``error_inputs(rng, dtype)`` yields
     :class:`ErrorInput`. Flags: ``returns_view`` (outputs alias the first tensor
-    argument), ``nondeterministic`` (results may differ bitwise between runs),
+    argument), ``may_alias`` (outputs may share the input's storage though the schema does
+    not say so), ``nondeterministic`` (results may differ bitwise between runs),
     ``random`` (checked by seeded reproducibility instead of values),
-    ``data_dependent`` (no meta run). ``known_failure`` marks a bug of the core
-    op (every backend xfails it, with this reason). ``family`` groups ops in reports;
+    ``data_dependent`` (no meta run). ``known_failure`` marks a bug or deviation of the
+    core op (every backend xfails it, with this reason; a dict maps dtype names to reasons). ``family`` groups ops in reports;
     ``source`` is ``"opdb"`` (hand-written) or ``"generated"`` (schema-driven samples).
     """
 
@@ -162,11 +163,12 @@ class OpInfo:
     tolerances: dict = field(default_factory=dict)
     error_inputs: Callable | None = None
     returns_view: bool = False
+    may_alias: bool = False
     nondeterministic: bool = False
     random: bool = False
     data_dependent: bool = False
     upcast: bool = True
-    known_failure: str | None = None
+    known_failure: str | dict | None = None
     family: str = ""
     source: str = "opdb"
     variant: str | None = None  # "inplace" or "out": checks of a generated variant
@@ -193,6 +195,12 @@ class OpInfo:
     def supports_out(self) -> bool:
         """Whether the catalog has a generated ``out=`` variant of this op."""
         return any(v.variant == "out" for v in variants_of(self.op))
+
+    def known_failure_for(self, dtype) -> str | None:
+        """Why the core op is expected to fail for ``dtype`` (None if it is not)."""
+        if isinstance(self.known_failure, dict):
+            return self.known_failure.get(dtype.name) if dtype is not None else None
+        return self.known_failure
 
     def tolerance(self, dtype) -> tuple:
         """``(rtol, atol)`` of this op for results of ``dtype``."""

@@ -417,7 +417,7 @@ def ew(name, oracle, dtypes, *, tol=None, upcast=True, errors=None, known_failur
         error_inputs=errors,
         upcast=upcast,
         known_failure=known_failure,
-        returns_view="view" in op.tags and op.schema.is_view,
+        returns_view="view" in op.tags,
         family=family,
     )
 

@@ -1,17 +1,20 @@
 """Device memory of the pretend NPU: one arena per device and a first-fit allocator.
 
 A real vendor calls its driver here (``npuMalloc``/``npuFree``). The vnpu's
-"device memory" is one large ``bytearray`` per device; an allocation is an
-aligned block of it, found first-fit in an offset-sorted free list, split on
-allocation and coalesced with its neighbours on release. A block is released
-when its :class:`~opweave.backends.Storage` is garbage-collected
-(``weakref.finalize``), so the statistics return to their baseline as soon as
-the last tensor viewing a storage goes away.
+"device memory" is one large byte buffer per device: an anonymous ``mmap``, a
+writable bytearray whose pages the OS commits on first touch, so a 512 MiB
+arena costs nothing until used. An allocation is an aligned block of it,
+found first-fit in an offset-sorted free list, split on allocation and
+coalesced with its neighbours on release. A block is released when its
+:class:`~opweave.backends.Storage` is garbage-collected (``weakref.finalize``),
+so the statistics return to their baseline as soon as the last tensor viewing
+a storage goes away.
 """
 
 from __future__ import annotations
 
 import bisect
+import mmap
 import os
 import threading
 import weakref
@@ -39,7 +42,7 @@ class Arena:
     def __init__(self, index: int, capacity: int):
         self.index = index
         self.capacity = capacity
-        self.buffer = bytearray(capacity)  # calloc'ed: pages are committed only when touched
+        self.buffer = mmap.mmap(-1, capacity)  # zero-filled, committed page by page when touched
         self.bytes = np.frombuffer(self.buffer, np.uint8)
         self._free: list[tuple[int, int]] = [(0, capacity)]  # (offset, size), sorted by offset
         self._used: dict[int, int] = {}  # offset -> size of live blocks

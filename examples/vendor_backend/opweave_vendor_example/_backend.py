@@ -23,7 +23,6 @@ from ._arena import DEFAULT_ARENA_MB, Arenas
 
 NAME = "vnpu"
 DEVICE_COUNT = 2
-HALF = frozenset({opweave.float16, opweave.bfloat16})  # computed in float32 ("opmath"), as PyTorch does
 _ADDRESS_SPACE = 1 << 40  # device i's arena starts at (i + 1) * 2**40 in data_ptr() addresses
 
 
