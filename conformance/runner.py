@@ -25,7 +25,7 @@ from .report import BackendCheck, DtypeResult, OpResult, Report
 from .tensors import encode_sample
 
 #: Samples per (op, dtype): hand-written entries / generated (schema-driven) entries.
-PROFILES = {"quick": {"samples": 3, "generated": 1}, "full": {"samples": 12, "generated": 3}}
+PROFILES = {"quick": {"samples": 5, "generated": 1}, "full": {"samples": 16, "generated": 3}}
 
 
 @dataclass
@@ -156,7 +156,7 @@ class Runner:
         for index, sample in enumerate(samples):
             if self._skipped(sample):
                 continue
-            outcome = self._run_sample(info, dtype, sample, index)
+            outcome = self.run_sample(info, dtype, sample, index)
             result.samples += 1
             if outcome is not None:
                 result.record(outcome, index, encode_sample(sample))
@@ -170,7 +170,7 @@ class Runner:
             result.message = "no sample runs on this backend's dtypes"
         return result.finish(info, xfail)
 
-    def _run_sample(self, info: OpInfo, dtype, sample, index: int):
+    def run_sample(self, info: OpInfo, dtype, sample, index: int):
         """None if every check passes, else the exception that stopped them."""
         before = checks.allocated(self.ctx)
         try:

@@ -116,7 +116,8 @@ def make_entry(op, dispatch, factory_keys, cache=None) -> callable:
     call_args = ", ".join(names)
     if has_tensors:
         body.append(f"    ks = {_keys_expression(schema)}")
-        body.append("    if not ks: ks = _factory_keys(_op, (" + call_args + ("," if names else "") + "))")
+        if not any(a.type.name == "Tensor" and not a.type.optional and not a.type.is_list for a in schema.arguments):
+            body.append("    if not ks: ks = _factory_keys(_op, (" + call_args + ("," if names else "") + "))")
     else:
         body.append("    ks = _factory_keys(_op, (" + call_args + ("," if names else "") + "))")
     body.append("    ks = (ks | _st.included) & ~_st.excluded")

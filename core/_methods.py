@@ -80,6 +80,8 @@ def _binary(packet, reflected: bool):
                 return entry(other, self) if isinstance(other, Tensor) else packet(_scalar_like(other, self), self)
             return NotImplemented
 
+    elif packet.name not in ("eq", "ne"):
+        return entry  # the generated entry is the operator: unsupported operands raise TypeError naming the op
     else:
 
         def operator(self, other):

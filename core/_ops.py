@@ -112,6 +112,7 @@ class OpPacket:
     def __init__(self, name: str):
         self.name = name
         self.overloads: dict[str, OpOverload] = {}
+        self._choices: dict = {}  # argument types and keyword names -> overload (see __call__)
 
     def __getattr__(self, overload: str) -> OpOverload:
         if overload.startswith("__"):
@@ -122,18 +123,30 @@ class OpPacket:
             raise AttributeError(f"op '{self.name}' has no overload '{overload}'") from None
 
     def __call__(self, *args, **kwargs):
+        key = (tuple(map(type, args)), tuple(kwargs))
+        choice = self._choices.get(key)
+        if choice is not None:
+            op, packs = choice
+            return op._entry(*(pack_varargs(op, args) if packs else args), **kwargs)
+        op, packed, kwargs = self._choose(args, kwargs)
+        if not any(isinstance(v, (list, tuple)) for v in (*args, *kwargs.values())) and "out" not in key[1]:
+            self._choices[key] = (op, packed is not args)  # types decide unless a sequence's contents matter
+        return op._entry(*packed, **kwargs)
+
+    def _choose(self, args, kwargs):
+        """The overload that binds ``args``/``kwargs``, with varargs sizes packed; TypeError if none."""
         overloads = [o for o in self.overloads.values() if o.variant != "out"]
         if "out" in kwargs and kwargs["out"] is not None:
             overloads = [o for o in self.overloads.values() if o.variant == "out"] or overloads
         elif "out" in kwargs:
             kwargs = {k: v for k, v in kwargs.items() if k != "out"}
         if len(overloads) == 1:
-            return overloads[0](*pack_varargs(overloads[0], args), **kwargs)
+            return overloads[0], pack_varargs(overloads[0], args), kwargs
         errors = []
         for op in overloads:
             packed = pack_varargs(op, args)
             if _binds(op, packed, kwargs):
-                return op(*packed, **kwargs)
+                return op, packed, kwargs
             errors.append(str(op.schema))
         raise TypeError(f"{self.name}(): no overload matches these arguments; candidates:\n  " + "\n  ".join(errors))
 

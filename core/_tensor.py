@@ -69,7 +69,7 @@ class Tensor:
     """A multi-dimensional array on some device. See the module docstring."""
 
     __slots__ = (
-        "_storage",
+        "_st",  # the Storage, or None until first asked for (see ``_storage``)
         "_shape",
         "_stride",
         "_offset",
@@ -95,7 +95,7 @@ class Tensor:
         if device.index is None and device.type not in _UNINDEXED:
             device = _indexed(device)
         t = object.__new__(cls)
-        t._storage = storage
+        t._st = storage
         t._shape = shape if type(shape) is Size else Size(shape)
         t._stride = stride
         t._offset = offset
@@ -106,6 +106,20 @@ class Tensor:
         t._wrapped_number = False
         t._qparams = None
         return t
+
+    @property
+    def _storage(self) -> Storage:
+        """The storage; a backend may create it lazily from ``_native`` (``Backend.storage_for``)."""
+        st = self._st
+        if st is None:
+            from . import _backends
+
+            st = self._st = _backends.get(self._device.type).storage_for(self)
+        return st
+
+    @_storage.setter
+    def _storage(self, value) -> None:
+        self._st = value
 
     # -- metadata -----------------------------------------------------------
 

@@ -13,22 +13,35 @@ exception, restores the thread's keys and stops recording.
         y = (x @ w).relu()
     print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=10))
 
+With ``profile_memory``, every storage constructed by the thread (on any backend but
+meta) is reported through the core's allocation hook
+(``_backends.add_allocation_observer``) and its death is watched with
+``weakref.finalize``: each allocation and free is charged to the event innermost
+open when it happens, or to a ``"[memory]"`` event when no op is running. The
+hook is installed only while a memory profile is active.
+
+``record_function("label")`` adds an event of the user's own around the ops it encloses.
+
 Times are host (wall-clock) times from ``time.perf_counter_ns``; a backend that queues
 work asynchronously is timed until its kernel returns, as PyTorch's CPU times are.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import threading
 import time
 import traceback
+import weakref
 from dataclasses import dataclass, field
 
-from . import _dispatch, _keys, _state
+from . import _backends, _dispatch, _keys, _state
+from ._device import device as _device_type
 from ._keys import Layer
 from ._tensor import Tensor
 
-__all__ = ["EventList", "FunctionEvent", "FunctionEventAvg", "profile"]
+__all__ = ["EventList", "FunctionEvent", "FunctionEventAvg", "profile", "record_function"]
 
 _PYTHON_BIT = _keys.layer_bit(Layer.Python)
 _BELOW_PYTHON = ~_keys.layers_at_and_above(Layer.Python)
@@ -37,19 +50,30 @@ _perf_counter_ns = time.perf_counter_ns
 
 @dataclass
 class FunctionEvent:
-    """One recorded operator call.
+    """One recorded operator call (or ``record_function`` block, or ``[memory]`` record).
 
-    ``name`` is the overload's qualified name (``"add.Tensor"``, ``"prims::add"``),
-    ``device`` the device of its first tensor argument (for factories, the backend's
-    device type). Times are in microseconds, as in PyTorch (``*_ns`` fields hold the
-    exact nanoseconds): ``cpu_time_total`` is inclusive, ``self_cpu_time_total``
-    excludes the events nested in this one. ``cpu_memory_usage`` is the number of bytes
-    of the output storages the call created (0 unless ``profile_memory``), and
-    ``self_cpu_memory_usage`` that minus what nested events created. ``input_shapes``
-    (with ``record_shapes``) has one entry per argument: a tensor's shape, a list of
-    shapes for a tensor list, ``[]`` otherwise. ``stack`` (with ``with_stack``) lists the
-    caller's frames outside opweave, innermost last, as ``"file(line): function"``.
-    ``depth`` is 0 for a call made by the user, 1 for a call made by its kernel, ...
+    ``name`` is the overload's qualified name (``"add.Tensor"``, ``"prims::add"``), the
+    label of a :class:`record_function`, or ``"[memory]"``; ``kind`` is ``"op"``,
+    ``"user_annotation"`` or ``"memory"``. ``device`` is the device of the op's first
+    tensor argument (for factories, the backend's device type; for ``[memory]``, the
+    storage's device; ``""`` for labels). Times are in microseconds, as in PyTorch
+    (``*_ns`` fields hold the exact nanoseconds): ``cpu_time_total`` is inclusive,
+    ``self_cpu_time_total`` excludes the events nested in this one.
+
+    Memory (0 unless ``profile_memory``): ``allocated_bytes`` and ``freed_bytes`` are the
+    bytes of the storages constructed and destroyed while the event was open (nested
+    events included; ``self_*``: not in a nested event). ``cpu_memory_usage`` is
+    allocated minus freed on the CPU, ``device_memory_usage`` the same on other devices;
+    their ``self_*`` versions leave out nested events, so they can be negative.
+    ``peak_memory_usage`` is the most bytes alive at once while the event was open,
+    counting the storages constructed since the profile started (for ``[memory]``: alive
+    right after it).
+
+    ``input_shapes`` (with ``record_shapes``) has one entry per argument: a tensor's
+    shape, a list of shapes for a tensor list, ``[]`` otherwise. ``stack`` (with
+    ``with_stack``) lists the caller's frames outside opweave, innermost last, as
+    ``"file(line): function"``. ``depth`` is 0 for a call made by the user, 1 for a call
+    made by its kernel (or inside a ``record_function`` block), ...
     """
 
     name: str
@@ -61,9 +85,18 @@ class FunctionEvent:
     stack: list | None = None
     cpu_memory_usage: int = 0
     self_cpu_memory_usage: int = 0
+    device_memory_usage: int = 0
+    self_device_memory_usage: int = 0
+    allocated_bytes: int = 0
+    freed_bytes: int = 0
+    self_allocated_bytes: int = 0
+    self_freed_bytes: int = 0
+    peak_memory_usage: int = 0
     thread: int = 0
+    kind: str = "op"
+    user_args: str | None = None
     children_ns: int = field(default=0, repr=False)
-    children_memory: int = field(default=0, repr=False)
+    children_memory: list = field(default_factory=lambda: [0, 0, 0, 0], repr=False)  # cpu, device, alloc, free
 
     @property
     def cpu_time_total_ns(self) -> int:
@@ -95,11 +128,37 @@ class FunctionEvent:
         """Always 1 (so that events and averages sort alike)."""
         return 1
 
+    def _close_memory(self) -> None:
+        """Set the inclusive memory figures from the self ones and those of the closed nested events."""
+        cpu, dev, alloc, free = self.children_memory
+        self.cpu_memory_usage = self.self_cpu_memory_usage + cpu
+        self.device_memory_usage = self.self_device_memory_usage + dev
+        self.allocated_bytes = self.self_allocated_bytes + alloc
+        self.freed_bytes = self.self_freed_bytes + free
+
 
 class _Recorder:
-    """The part of a profile that the fallback talks to; one per ``profile`` block."""
+    """The part of a profile that the fallback talks to; one per ``profile`` block.
 
-    __slots__ = ("events", "open", "record_shapes", "profile_memory", "with_stack", "thread")
+    With ``profile_memory`` it also keeps the bytes alive (constructed since the start and
+    not yet destroyed) per device and in all, with their peaks. Frees can come from any
+    thread (the one dropping a storage's last reference), hence the lock.
+    """
+
+    __slots__ = (
+        "events",
+        "open",
+        "record_shapes",
+        "profile_memory",
+        "with_stack",
+        "thread",
+        "active",
+        "alive",
+        "peak",
+        "finalizers",
+        "serial",
+        "lock",
+    )
 
     def __init__(self, record_shapes: bool, profile_memory: bool, with_stack: bool, thread: int):
         self.events: list[FunctionEvent] = []
@@ -108,28 +167,96 @@ class _Recorder:
         self.profile_memory = profile_memory
         self.with_stack = with_stack
         self.thread = thread
+        self.active = True
+        self.alive: dict = {None: 0}  # None: all devices; "cpu", "vendor:0", ...: one device; "vendor": a type
+        self.peak: dict = {None: 0}
+        self.finalizers: dict = {}
+        self.serial = 0
+        self.lock = threading.RLock()
 
-    def begin(self, op, keyset: int, args: tuple) -> FunctionEvent:
-        event = FunctionEvent(op.name, _device_of(keyset, args), len(self.open), thread=self.thread)
+    def begin(self, name: str, device: str, args: tuple, kind: str = "op") -> FunctionEvent:
+        event = FunctionEvent(name, device, len(self.open), thread=self.thread, kind=kind)
         if self.record_shapes:
             event.input_shapes = [_shape_of(a) for a in args]
         if self.with_stack:
             event.stack = _user_stack()
+        if self.profile_memory:
+            event.peak_memory_usage = self.alive[None]
         self.events.append(event)
         self.open.append(event)
         return event
 
-    def end(self, event: FunctionEvent, start: int, end: int, args: tuple, out) -> None:
+    def end(self, event: FunctionEvent, start: int, end: int) -> None:
         event.start_ns, event.end_ns = start, end
         if self.open and self.open[-1] is event:
             self.open.pop()
-        if self.profile_memory and out is not None:
-            event.cpu_memory_usage = _new_bytes(args, out)
-            event.self_cpu_memory_usage = event.cpu_memory_usage - event.children_memory
+        if self.profile_memory:
+            with self.lock:
+                event._close_memory()
+                if self.open:
+                    parent = self.open[-1]
+                    totals = parent.children_memory
+                    totals[0] += event.cpu_memory_usage
+                    totals[1] += event.device_memory_usage
+                    totals[2] += event.allocated_bytes
+                    totals[3] += event.freed_bytes
+                    parent.peak_memory_usage = max(parent.peak_memory_usage, event.peak_memory_usage)
         if self.open:
-            parent = self.open[-1]
-            parent.children_ns += end - start
-            parent.children_memory += event.cpu_memory_usage
+            self.open[-1].children_ns += end - start
+
+    # -- memory ------------------------------------------------------------------------
+
+    def allocated(self, storage, nbytes: int, device: str, device_type: str) -> None:
+        """Account a storage constructed on this recorder's thread and watch for its death."""
+        with self.lock:
+            self.serial += 1
+            key = self.serial
+            finalizer = weakref.finalize(storage, self.freed, key, nbytes, device, device_type)
+            finalizer.atexit = False
+            self.finalizers[key] = finalizer
+            self._account(nbytes, device, device_type)
+
+    def freed(self, key: int, nbytes: int, device: str, device_type: str) -> None:
+        """Account the death of a storage this recorder saw constructed (a ``weakref.finalize`` callback)."""
+        with self.lock:
+            self.finalizers.pop(key, None)
+            if self.active:
+                self._account(-nbytes, device, device_type)
+
+    def _account(self, delta: int, device: str, device_type: str) -> None:
+        alive, peak = self.alive, self.peak
+        for where in {None, device, device_type}:
+            level = alive.get(where, 0) + delta
+            alive[where] = level
+            if level > peak.get(where, 0):
+                peak[where] = level
+        if self.open and threading.get_ident() == self.thread:
+            event = self.open[-1]
+        else:
+            now = _perf_counter_ns()
+            event = FunctionEvent("[memory]", device, 0, now, now, thread=threading.get_ident(), kind="memory")
+            if self.record_shapes:
+                event.input_shapes = []
+            self.events.append(event)
+        if delta > 0:
+            event.self_allocated_bytes += delta
+        else:
+            event.self_freed_bytes -= delta
+        if device_type == "cpu":
+            event.self_cpu_memory_usage += delta
+        else:
+            event.self_device_memory_usage += delta
+        event.peak_memory_usage = max(event.peak_memory_usage, alive[None])
+        if event.kind == "memory":
+            event._close_memory()
+
+    def stop(self) -> None:
+        """Stop recording frees and forget the storages still alive."""
+        with self.lock:
+            self.active = False
+            finalizers, self.finalizers = self.finalizers, {}
+        for finalizer in finalizers.values():
+            finalizer.detach()
 
 
 def _python_layer_fallback(op, keyset: int, *args):
@@ -138,19 +265,78 @@ def _python_layer_fallback(op, keyset: int, *args):
     below = keyset & _BELOW_PYTHON
     if not recorders:
         return op.redispatch(below, *args)
-    events = [r.begin(op, keyset, args) for r in recorders]
-    out = None
+    device = _device_of(keyset, args)
+    events = [r.begin(op.name, device, args) for r in recorders]
     start = _perf_counter_ns()
     try:
-        out = op.redispatch(below, *args)
-        return out
+        return op.redispatch(below, *args)
     finally:
         end = _perf_counter_ns()
         for recorder, event in zip(recorders, events):
-            recorder.end(event, start, end, args, out)
+            recorder.end(event, start, end)
 
 
 _dispatch.register_fallback(Layer.Python, None, _python_layer_fallback, "opweave.profiler")
+
+
+def _observe_allocation(storage) -> None:
+    """The allocation hook while a memory profile is active: hand the storage to the thread's memory profiles."""
+    recorders = _state.local().profilers
+    if not recorders:
+        return
+    nbytes = storage.nbytes
+    device = storage.device
+    device_type = getattr(device, "type", None) or str(device).split(":")[0]
+    if not nbytes or device_type == "meta":
+        return
+    name = str(device)
+    for recorder in recorders:
+        if recorder.profile_memory and recorder.active:
+            recorder.allocated(storage, nbytes, name, device_type)
+
+
+class record_function:
+    """Add an event labelled ``name`` around a block (or each call of a decorated function).
+
+    The ops called inside are recorded nested in it (one level deeper), so its self time
+    and self memory are what the block spends outside those ops. Without an active
+    profile on the calling thread it does nothing. ``args`` (a string) is kept in the
+    Chrome trace. As in PyTorch: ``with record_function("attention"): ...`` or
+    ``@record_function("step")``.
+    """
+
+    def __init__(self, name: str, args: str | None = None):
+        if not isinstance(name, str):
+            raise TypeError(f"record_function(): name must be a str, got {type(name).__name__}")
+        if args is not None and not isinstance(args, str):
+            raise TypeError(f"record_function(): args must be a str or None, got {type(args).__name__}")
+        self.name = name
+        self.args = args
+        self._open: list = []  # one (recorders, events, start) per entry that has not exited
+
+    def __enter__(self) -> record_function:
+        recorders = _state.local().profilers
+        events = [r.begin(self.name, "", (), kind="user_annotation") for r in recorders]
+        for event in events:
+            event.user_args = self.args
+        self._open.append((recorders, events, _perf_counter_ns()))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        end = _perf_counter_ns()
+        recorders, events, start = self._open.pop()
+        for recorder, event in zip(recorders, events):
+            recorder.end(event, start, end)
+
+    def __call__(self, fn):
+        """Use as a decorator: each call of ``fn`` runs inside its own ``record_function(name, args)``."""
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with record_function(self.name, self.args):
+                return fn(*args, **kwargs)
+
+        return wrapper
 
 
 def _device_of(keyset: int, args: tuple) -> str:
@@ -170,29 +356,6 @@ def _shape_of(value) -> list:
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, Tensor) for v in value):
         return [list(v._shape) for v in value]
     return []
-
-
-def _tensors(value):
-    if isinstance(value, Tensor):
-        yield value
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            if isinstance(item, Tensor):
-                yield item
-
-
-def _new_bytes(args: tuple, out) -> int:
-    """Bytes of the distinct output storages that are not storages of an input (meta storages count 0)."""
-    seen = {id(t._storage) for a in args for t in _tensors(a)}
-    total = 0
-    for t in _tensors(out):
-        storage = t._storage
-        if id(storage) in seen:
-            continue
-        seen.add(id(storage))
-        if t._device.type != "meta":
-            total += storage.nbytes
-    return total
 
 
 _OPWEAVE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -224,9 +387,24 @@ def _user_stack() -> list:
 # -- results --------------------------------------------------------------------------------
 
 
+_SUMMED_MEMORY = (
+    "cpu_memory_usage",
+    "self_cpu_memory_usage",
+    "device_memory_usage",
+    "self_device_memory_usage",
+    "allocated_bytes",
+    "freed_bytes",
+    "self_allocated_bytes",
+    "self_freed_bytes",
+)
+
+
 @dataclass
 class FunctionEventAvg:
-    """Events of one key (and input shapes, when grouped so) added up; times in microseconds."""
+    """Events of one key (and input shapes, when grouped so) added up; times in microseconds.
+
+    Memory figures are sums, except ``peak_memory_usage``: the largest of the events'.
+    """
 
     key: str
     count: int = 0
@@ -234,6 +412,13 @@ class FunctionEventAvg:
     self_cpu_time_total_ns: int = 0
     cpu_memory_usage: int = 0
     self_cpu_memory_usage: int = 0
+    device_memory_usage: int = 0
+    self_device_memory_usage: int = 0
+    allocated_bytes: int = 0
+    freed_bytes: int = 0
+    self_allocated_bytes: int = 0
+    self_freed_bytes: int = 0
+    peak_memory_usage: int = 0
     input_shapes: list | None = None
     device: str = ""
 
@@ -242,8 +427,9 @@ class FunctionEventAvg:
         self.count += event.count
         self.cpu_time_total_ns += event.cpu_time_total_ns
         self.self_cpu_time_total_ns += event.self_cpu_time_total_ns
-        self.cpu_memory_usage += event.cpu_memory_usage
-        self.self_cpu_memory_usage += event.self_cpu_memory_usage
+        for name in _SUMMED_MEMORY:
+            setattr(self, name, getattr(self, name) + getattr(event, name))
+        self.peak_memory_usage = max(self.peak_memory_usage, event.peak_memory_usage)
 
     @property
     def name(self) -> str:
@@ -273,6 +459,9 @@ _SORT_KEYS = {
     "count": lambda e: e.count,
     "cpu_memory_usage": lambda e: e.cpu_memory_usage,
     "self_cpu_memory_usage": lambda e: e.self_cpu_memory_usage,
+    "device_memory_usage": lambda e: e.device_memory_usage,
+    "self_device_memory_usage": lambda e: e.self_device_memory_usage,
+    "peak_memory_usage": lambda e: e.peak_memory_usage,
 }
 
 
@@ -313,9 +502,12 @@ class EventList(list):
         """The rows as a text table like PyTorch's, sorted (descending) by ``sort_by`` and cut to ``row_limit``.
 
         ``sort_by``: None (recorded order), ``"self_cpu_time_total"``, ``"cpu_time_total"``,
-        ``"cpu_time"``, ``"count"``, ``"cpu_memory_usage"`` or ``"self_cpu_memory_usage"``.
+        ``"cpu_time"``, ``"count"``, ``"cpu_memory_usage"``, ``"self_cpu_memory_usage"``,
+        ``"device_memory_usage"``, ``"self_device_memory_usage"`` or ``"peak_memory_usage"``.
         Columns: Name, Self CPU %, Self CPU, CPU total %, CPU total, CPU time avg, CPU Mem and
-        Self CPU Mem (with ``profile_memory``), # of Calls, Input Shapes (when grouped by them).
+        Self CPU Mem (with ``profile_memory``), Device Mem and Self Device Mem (with
+        ``profile_memory``, when some event has memory on a non-CPU device), # of Calls,
+        Input Shapes (when grouped by them). The memory columns are allocated minus freed bytes.
         """
         if sort_by is not None and sort_by not in _SORT_KEYS:
             raise ValueError(f"table(): unknown sort_by {sort_by!r}; expected one of {', '.join(_SORT_KEYS)}")
@@ -330,6 +522,8 @@ class EventList(list):
             rows,
             self.self_cpu_time_total,
             profile_memory=self._profile_memory,
+            device_memory=self._profile_memory
+            and any(e.device_memory_usage or e.self_device_memory_usage for e in self),
             with_shapes=self._with_shapes,
             max_name=max_name_column_width,
             max_shapes=max_shapes_column_width,
@@ -365,13 +559,17 @@ def _percent(part: float, whole: float) -> str:
     return f"{100.0 * part / whole:.2f}%" if whole > 0 else "0.00%"
 
 
-def _build_table(rows, total_self_us, *, profile_memory, with_shapes, max_name, max_shapes, header) -> str:
+def _build_table(
+    rows, total_self_us, *, profile_memory, device_memory, with_shapes, max_name, max_shapes, header
+) -> str:
     """Render ``rows`` (events or averages) like ``torch.autograd.profiler_util._build_table``."""
     names = [r.key for r in rows]
     name_width = min(max([len(n) for n in names] + [len("Name")]) + 4, max_name + 4)
     columns = ["Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
     if profile_memory:
         columns += ["CPU Mem", "Self CPU Mem"]
+    if device_memory:
+        columns += ["Device Mem", "Self Device Mem"]
     columns.append("# of Calls")
     cell = 12
     shape_width = 0
@@ -409,6 +607,8 @@ def _build_table(rows, total_self_us, *, profile_memory, with_shapes, max_name, 
         ]
         if profile_memory:
             values += [format_memory(r.cpu_memory_usage), format_memory(r.self_cpu_memory_usage)]
+        if device_memory:
+            values += [format_memory(r.device_memory_usage), format_memory(r.self_device_memory_usage)]
         values.append(str(count))
         if with_shapes:
             values.append(cut(str(r.input_shapes), max_shapes))
@@ -424,11 +624,12 @@ def _build_table(rows, total_self_us, *, profile_memory, with_shapes, max_name, 
 class profile:
     """Record the operator calls of the calling thread inside a ``with`` block.
 
-    ``profile_memory``: record the bytes of new output storages per call;
-    ``record_shapes``: record the input shapes; ``with_stack``: record the user's call
-    stack. Blocks nest (an inner block's events are recorded by every enclosing active
-    profile too); the same object cannot be entered twice. After the block,
-    :meth:`events` and :meth:`key_averages` give the results.
+    ``profile_memory``: record the bytes allocated and freed per call (storages constructed
+    and destroyed, seen through the core's allocation hook) and the peak
+    (:meth:`peak_memory`); ``record_shapes``: record the input shapes; ``with_stack``:
+    record the user's call stack. Blocks nest (an inner block's events are recorded by
+    every enclosing active profile too); the same object cannot be entered twice. After
+    the block, :meth:`events` and :meth:`key_averages` give the results.
     """
 
     def __init__(self, profile_memory: bool = False, record_shapes: bool = False, with_stack: bool = False):
@@ -442,10 +643,10 @@ class profile:
     def __enter__(self) -> profile:
         if self._entered:
             raise RuntimeError("opweave.profiler.profile: this profiler is already recording (it is not reentrant)")
-        import threading
-
         state = _state.local()
         self._recorder = _Recorder(self.record_shapes, self.profile_memory, self.with_stack, threading.get_ident())
+        if self.profile_memory:
+            _backends.add_allocation_observer(_observe_allocation)
         self._saved = state.included
         state.profilers = state.profilers + (self._recorder,)
         state.included = state.included | _PYTHON_BIT
@@ -463,6 +664,30 @@ class profile:
         state.included = (state.included & ~_PYTHON_BIT) | keep
         self._entered = False
         self._saved = None
+        if self.profile_memory:
+            self._recorder.stop()
+            _backends.remove_allocation_observer(_observe_allocation)
+
+    def peak_memory(self, device=None) -> int:
+        """The most bytes alive at once during the block, counting the storages constructed in it.
+
+        ``device=None``: all devices together; a device (``"cpu"``, ``"vendor:0"``) or a
+        device type without an index (``"vendor"``: all its devices together): that one.
+        Storages that existed before the block are not counted. Needs ``profile_memory=True``.
+        """
+        recorder = self._require("peak_memory")
+        if not self.profile_memory:
+            raise RuntimeError(
+                "opweave.profiler.profile.peak_memory(): the profile was made without profile_memory=True"
+            )
+        if device is None:
+            return recorder.peak[None]
+        if not isinstance(device, (str, _device_type)):
+            raise TypeError(
+                f"peak_memory(): device must be a str, an opweave.device or None, got {type(device).__name__}"
+            )
+        with recorder.lock:
+            return recorder.peak.get(str(device), 0)
 
     def events(self) -> EventList:
         """Every recorded event, in the order the calls started."""
@@ -483,25 +708,40 @@ class profile:
         return self.events().self_cpu_time_total
 
     def export_chrome_trace(self, path: str) -> None:
-        """Write the events as a Chrome trace (``chrome://tracing``, Perfetto) JSON file."""
+        """Write the events as a Chrome trace (``chrome://tracing``, Perfetto) JSON file.
+
+        Each op call and ``record_function`` block is one complete event (``"ph": "X"``,
+        category ``"cpu_op"`` or ``"user_annotation"``); each ``[memory]`` record is an
+        instant event (``"ph": "i"``) with its bytes (negative for frees) and the bytes then alive.
+        """
         import json
 
         events = self._require("export_chrome_trace").events
         base = min((e.start_ns for e in events), default=0)
-        trace = [
-            {
-                "name": e.name,
-                "ph": "X",
-                "cat": "cpu_op",
-                "ts": (e.start_ns - base) / 1000.0,
-                "dur": e.cpu_time_total_ns / 1000.0,
-                "pid": os.getpid(),
-                "tid": e.thread,
-                "args": {"device": e.device, "depth": e.depth}
-                | ({"Input Dims": e.input_shapes} if e.input_shapes is not None else {}),
-            }
-            for e in events
-        ]
+        pid = os.getpid()
+        trace = []
+        for e in list(events):
+            ts = (e.start_ns - base) / 1000.0
+            if e.kind == "memory":
+                args = {"Device": e.device, "Bytes": e.self_allocated_bytes - e.self_freed_bytes}
+                args["Total Allocated"] = e.peak_memory_usage
+                trace.append(
+                    {"name": e.name, "ph": "i", "s": "t", "cat": "cpu_instant_event", "ts": ts, "pid": pid}
+                    | {"tid": e.thread, "args": args}
+                )
+                continue
+            args = {"device": e.device, "depth": e.depth}
+            if e.input_shapes is not None:
+                args["Input Dims"] = e.input_shapes
+            if e.user_args is not None:
+                args["args"] = e.user_args
+            if self.profile_memory:
+                args |= {"Allocated Bytes": e.allocated_bytes, "Freed Bytes": e.freed_bytes}
+            category = "cpu_op" if e.kind == "op" else "user_annotation"
+            trace.append(
+                {"name": e.name, "ph": "X", "cat": category, "ts": ts, "dur": e.cpu_time_total_ns / 1000.0}
+                | {"pid": pid, "tid": e.thread, "args": args}
+            )
         with open(path, "w") as f:
             json.dump({"traceEvents": trace}, f)
 

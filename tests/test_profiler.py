@@ -7,6 +7,7 @@ inside the tests (``registered``) whose calls are written out here:
 
 from __future__ import annotations
 
+import collections
 import json
 import re
 import threading
@@ -257,12 +258,19 @@ def test_table_renders_expected_rows_and_columns(scripted):
     assert lines[0] == lines[2] == lines[-2] and set(lines[0]) == {"-", " "}
     rows = lines[3:-2]
     assert len(rows) == 3, "row_limit"
-    assert all(row.split()[-1] == "3" for row in rows), "sorted by count: the three-call ops first"
-    assert {row.split()[0] for row in rows} <= {"add.Tensor", "mul.Tensor", "prims::mul", "prims::add"}
+    # With profile_memory, storages constructed or dropped outside any op are "[memory]" records, as in
+    # PyTorch: the two from_numpy inputs (constructed, and dropped after the call: 4 records, net 0 bytes) and
+    # 5 frees of 48 bytes (z and d rebound, program()'s locals at its return). With 9 records it sorts first.
+    assert rows[0].split()[0] == "[memory]" and rows[0].split()[-1] == "9" and "-240 b" in rows[0]
+    assert all(row.split()[-1] == "3" for row in rows[1:]), "sorted by count: the three-call ops next"
+    assert {row.split()[0] for row in rows[1:]} <= {"add.Tensor", "mul.Tensor", "prims::mul", "prims::add"}
     assert re.fullmatch(r"Self CPU time total: \d+\.\d{3}(us|ms|s)", lines[-1])
     full = prof.key_averages().table(sort_by="self_cpu_time_total")
     names = [line.split()[0] for line in full.splitlines()[3:-2]]
-    assert sorted(names) == ["add.Tensor", "mul.Tensor", "prims::add", "prims::mul", "prims::sub", "prims::transpose"]
+    assert sorted(names) == [
+        "[memory]",
+        *("add.Tensor", "mul.Tensor", "prims::add", "prims::mul", "prims::sub", "prims::transpose"),
+    ]
     selfs = {a.key: a.self_cpu_time_total_ns for a in prof.key_averages()}
     assert [selfs[n] for n in names] == sorted(selfs.values(), reverse=True)
     mem = prof.key_averages().table(sort_by="cpu_memory_usage")
@@ -300,3 +308,320 @@ def test_profiling_does_not_change_results():
     with profile(profile_memory=True, record_shapes=True, with_stack=True):
         profiled = ((a * b).sum(1) + a.exp().mean()).numpy()
     assert plain.tobytes() == profiled.tobytes()
+
+
+# -- memory through the allocation hook -------------------------------------------------------
+
+
+def test_memory_allocated_freed_and_peak_per_event(scripted):
+    """Every storage of ``program`` (3 x 4 float32: n = 48 bytes) is tracked from construction to death.
+
+    Each add.Tensor allocates its mul.Tensor temporary (in prims::mul) and its output (in
+    prims::add); the temporary dies inside add.Tensor, after prims::add returned, so it is
+    add.Tensor's own free. Storages dropped between ops (z and d rebound, program()'s
+    locals at its return) are "[memory]" records. Peaks count the storages made in the
+    block (the inputs were made before it).
+    """
+    x, y = _inputs()
+    a, b = opweave.from_numpy(x), opweave.from_numpy(y)
+    with profile(profile_memory=True) as prof:
+        program(a, b)
+    n = 48
+    # (name, depth, allocated, freed, cpu_memory_usage, self_cpu_memory_usage, peak_memory_usage)
+    first_add = [
+        ("add.Tensor", 0, 2 * n, n, n, -n, 2 * n),
+        ("mul.Tensor", 1, n, 0, n, 0, n),
+        ("prims::mul", 2, n, 0, n, n, n),
+        ("prims::add", 1, n, 0, n, n, 2 * n),
+    ]
+    later_add = [  # one earlier result (z) is alive throughout
+        ("add.Tensor", 0, 2 * n, n, n, -n, 3 * n),
+        ("mul.Tensor", 1, n, 0, n, 0, 2 * n),
+        ("prims::mul", 2, n, 0, n, n, 2 * n),
+        ("prims::add", 1, n, 0, n, n, 3 * n),
+    ]
+    freed = [("[memory]", 0, 0, n, -n, -n)]  # the peak of a [memory] record: what is alive right after it
+    expected = [
+        *first_add,
+        *later_add,
+        (*freed[0], n),  # z = z + y dropped the first z
+        *later_add,
+        (*freed[0], n),
+        ("prims::sub", 0, n, 0, n, n, 2 * n),
+        ("prims::sub", 0, n, 0, n, n, 3 * n),
+        (*freed[0], 2 * n),  # d rebound
+        ("prims::transpose", 0, 0, 0, 0, 0, 2 * n),  # a view: no storage
+        (*freed[0], n),  # program() returns: its locals die
+        (*freed[0], 0),  # the returned view is dropped: the last storage dies
+    ]
+    got = [
+        (e.name, e.depth, e.allocated_bytes, e.freed_bytes, e.cpu_memory_usage, e.self_cpu_memory_usage)
+        + (e.peak_memory_usage,)
+        for e in prof.events()
+    ]
+    assert got == expected
+    assert all(e.self_allocated_bytes - e.self_freed_bytes == e.self_cpu_memory_usage for e in prof.events())
+    assert all(e.device_memory_usage == 0 for e in prof.events())
+    assert prof.peak_memory() == prof.peak_memory("cpu") == prof.peak_memory(opweave.device("cpu")) == 3 * n
+    assert prof.peak_memory("meta") == 0
+    averages = {a.key: a for a in prof.key_averages()}
+    assert averages["add.Tensor"].cpu_memory_usage == 3 * n and averages["add.Tensor"].self_cpu_memory_usage == -3 * n
+    assert averages["add.Tensor"].peak_memory_usage == 3 * n
+    assert averages["[memory]"].count == 5 and averages["[memory]"].cpu_memory_usage == -5 * n
+
+
+def test_allocation_hook_is_installed_only_while_a_memory_profile_runs():
+    from opweave import _backends
+    from opweave.backends import Storage
+
+    plain = Storage.__init__
+    with profile():
+        assert Storage.__init__ is plain, "a profile without profile_memory installs nothing"
+    with pytest.raises(KeyError):
+        with profile(profile_memory=True):
+            assert Storage.__init__ is not plain
+            with profile(profile_memory=True):
+                assert len(_backends._allocation_observers) == 2
+            assert len(_backends._allocation_observers) == 1
+            raise KeyError("leaving by an exception")
+    assert Storage.__init__ is plain and _backends._allocation_observers == ()
+    with pytest.raises(ValueError, match="not installed"):
+        _backends.remove_allocation_observer(print)
+
+
+def test_every_backends_storages_are_seen_and_device_memory_has_its_columns():
+    """Storages constructed directly (as any backend's allocate does), on a device that is not the CPU."""
+    from opweave.backends import Storage
+
+    dev = opweave.device("memdev")
+    with profile(profile_memory=True) as prof:
+        kept = Storage(bytearray(1000), 1000, dev, None)
+        Storage(bytearray(3000), 3000, dev, None)  # dies at once
+        Storage(None, 5000, opweave.device("meta"), None)  # meta has no memory: not counted
+        ops.prims.full([10], 1.0, dtype=opweave.float64, device="cpu")  # 80 bytes, dropped after the call
+    events = prof.events()
+    got = [(e.name, e.device, e.self_allocated_bytes, e.self_freed_bytes, e.peak_memory_usage) for e in events]
+    assert got == [
+        ("[memory]", "memdev", 1000, 0, 1000),
+        ("[memory]", "memdev", 3000, 0, 4000),
+        ("[memory]", "memdev", 0, 3000, 1000),
+        ("prims::full", "cpu", 80, 0, 1080),
+        ("[memory]", "cpu", 0, 80, 1000),
+    ]
+    assert [e.device_memory_usage for e in events] == [1000, 3000, -3000, 0, 0]
+    assert [e.cpu_memory_usage for e in events] == [0, 0, 0, 80, -80]
+    assert prof.peak_memory() == 4000 and prof.peak_memory("memdev") == 4000 and prof.peak_memory("cpu") == 80
+    table = prof.key_averages().table()
+    assert "Device Mem" in table and "Self Device Mem" in table
+    memory_row = next(line for line in table.splitlines() if line.startswith("[memory]"))
+    assert "1000 b" in memory_row and "-80 b" in memory_row
+    del kept  # after the block: not recorded
+    assert len(prof.events()) == 5
+    assert "Device Mem" not in _program_table_on_cpu()
+
+
+def _program_table_on_cpu():
+    with profile(profile_memory=True) as prof:
+        kept = ops.prims.add(opweave.ones(2), opweave.ones(2))
+    assert kept.numel() == 2
+    return prof.key_averages().table()
+
+
+def test_frees_after_the_block_or_in_other_threads():
+    with profile(profile_memory=True) as prof:
+        kept = opweave.zeros(4)  # 16 bytes, alive after the block
+        other = opweave.zeros(8)  # 32 bytes, dropped by another thread
+
+        def drop():
+            nonlocal other
+            other = None
+
+        thread = threading.Thread(target=drop)
+        thread.start()
+        thread.join()
+    frees = [e for e in prof.events() if e.kind == "memory"]
+    assert [(e.self_freed_bytes, e.thread) for e in frees] == [(32, thread.ident)]
+    assert prof._recorder.finalizers == {}, "watchers of the storages still alive are detached at exit"
+    del kept
+    assert len([e for e in prof.events() if e.kind == "memory"]) == 1
+    with profile() as plain:
+        opweave.zeros(4)
+    with pytest.raises(RuntimeError, match="without profile_memory"):
+        plain.peak_memory()
+    with pytest.raises(TypeError, match="device must be"):
+        prof.peak_memory(0)
+
+
+# -- record_function --------------------------------------------------------------------------
+
+
+def test_record_function_encloses_the_ops_called_inside():
+    from opweave.profiler import record_function
+
+    x = opweave.ones(3)  # 12 bytes per float32 result
+    with profile(profile_memory=True, record_shapes=True) as prof:
+        with record_function("block", "some args"):
+            a = ops.prims.sin(x)
+            with record_function("inner"):
+                b = ops.prims.cos(a)
+            del a
+        ops.prims.tan(b)
+    events = prof.events()
+    assert [(e.name, e.kind, e.depth) for e in events] == [
+        ("block", "user_annotation", 0),
+        ("prims::sin", "op", 1),
+        ("inner", "user_annotation", 1),
+        ("prims::cos", "op", 2),
+        ("prims::tan", "op", 0),
+        ("[memory]", "memory", 0),  # tan's result is dropped at once
+    ]
+    block, sin, inner, cos, tan, _ = events
+    assert block.self_cpu_time_total_ns == block.cpu_time_total_ns - sin.cpu_time_total_ns - inner.cpu_time_total_ns
+    assert inner.self_cpu_time_total_ns == inner.cpu_time_total_ns - cos.cpu_time_total_ns
+    assert all(e.self_cpu_time_total_ns >= 0 for e in events)
+    assert block.start_ns <= sin.start_ns <= sin.end_ns <= inner.start_ns <= cos.start_ns
+    assert cos.end_ns <= inner.end_ns <= block.end_ns <= tan.start_ns
+    assert (block.allocated_bytes, block.freed_bytes, block.cpu_memory_usage, block.self_cpu_memory_usage) == (
+        24,
+        12,
+        12,
+        -12,  # the free of a (del a) happens in the block, outside its ops
+    )
+    assert block.input_shapes == [] and block.device == ""
+    averages = {a.key: a.count for a in prof.key_averages()}
+    assert averages == {"block": 1, "inner": 1, "prims::sin": 1, "prims::cos": 1, "prims::tan": 1, "[memory]": 1}
+
+
+def test_record_function_as_decorator_reused_object_errors_and_no_profile():
+    from opweave.profiler import record_function
+
+    @record_function("step")
+    def step(t):
+        """One step."""
+        return ops.prims.sin(t)
+
+    label = record_function("twice")
+    x, y = opweave.ones(2), opweave.ones(3)
+    with profile() as prof:
+        step(x)
+        with label:
+            with label:  # the same object nests
+                step(x)
+        with pytest.raises(ValueError):
+            with record_function("failing"):
+                ops.prims.add(x, y)  # shapes do not match
+        ops.prims.cos(x)
+    assert [(e.name, e.depth) for e in prof.events()] == [
+        ("step", 0),
+        ("prims::sin", 1),
+        ("twice", 0),
+        ("twice", 1),
+        ("step", 2),
+        ("prims::sin", 3),
+        ("failing", 0),
+        ("prims::add", 1),
+        ("prims::cos", 0),
+    ]
+    assert step.__doc__ == "One step."
+    np.testing.assert_array_equal(step(x).numpy(), np.sin(np.ones(2, np.float32)))  # no profile: just runs
+    with record_function("alone"):
+        ops.prims.cos(x)
+    with pytest.raises(TypeError, match="name must be a str"):
+        record_function(3)
+
+
+# -- a small MLP ------------------------------------------------------------------------------
+
+
+def test_mlp_forward_table_and_chrome_trace(tmp_path):
+    """x @ W1 + b1 -> relu -> @ W2 + b2 -> softmax, float32 on the CPU; every intermediate is kept alive."""
+    batch, d_in, hidden, d_out = 4, 8, 16, 3
+    rng = np.random.default_rng(1)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in [(batch, d_in), (d_in, hidden), (hidden,)]]
+    arrays += [rng.standard_normal(s).astype(np.float32) for s in [(hidden, d_out), (d_out,)]]
+    x, w1, b1, w2, b2 = (opweave.from_numpy(a) for a in arrays)
+    with profile(profile_memory=True, record_shapes=True) as prof:
+        h1 = x @ w1
+        h2 = h1 + b1
+        h3 = h2.relu()
+        h4 = h3 @ w2
+        h5 = h4 + b2
+        y = h5.softmax(-1)
+    xn, w1n, b1n, w2n, b2n = arrays
+    logits = np.maximum(xn @ w1n + b1n, 0) @ w2n + b2n
+    expected_y = np.exp(logits - logits.max(-1, keepdims=True))
+    np.testing.assert_allclose(y.numpy(), expected_y / expected_y.sum(-1, keepdims=True), rtol=1e-5)
+
+    events = prof.events()
+    top = [e for e in events if e.depth == 0 and e.kind == "op"]
+    assert [e.name for e in top] == ["matmul", "add.Tensor", "relu", "matmul", "add.Tensor", "softmax.int"]
+    assert not [e for e in events if e.kind == "memory"], "nothing is dropped outside an op"
+    assert all(e.cpu_time_total_ns > 0 and e.self_cpu_time_total_ns >= 0 for e in events)
+    big, small = batch * hidden * 4, batch * d_out * 4  # float32 bytes of the hidden and the output activations
+    assert [e.cpu_memory_usage for e in top] == [big, big, big, small, small, small], "the bytes of the outputs"
+    assert [e.allocated_bytes - e.freed_bytes for e in top] == [big, big, big, small, small, small]
+    assert [e.input_shapes[:2] for e in top] == [
+        [[batch, d_in], [d_in, hidden]],
+        [[batch, hidden], [hidden]],
+        [[batch, hidden]],
+        [[batch, hidden], [hidden, d_out]],
+        [[batch, d_out], [d_out]],
+        [[batch, d_out], []],
+    ]
+    kept = 3 * big + 3 * small
+    assert prof.peak_memory() >= kept and prof.peak_memory() == max(e.peak_memory_usage for e in events)
+    assert prof.peak_memory() <= sum(e.allocated_bytes for e in events if e.depth == 0)
+
+    # the table: one row per op name, with its exact number of calls, its time and its bytes
+    averages = prof.key_averages()
+    calls = collections.Counter(e.name for e in events)
+    assert {a.key: a.count for a in averages} == dict(calls)
+    assert {k: calls[k] for k in ["matmul", "add.Tensor", "relu", "softmax.int"]} == {
+        "matmul": 2,
+        "add.Tensor": 2,
+        "relu": 1,
+        "softmax.int": 1,
+    }
+    table = averages.table(sort_by="cpu_time_total", row_limit=0)
+    row = re.compile(
+        r"^(\S+)\s+([\d.]+%)\s+(\S+)\s+([\d.]+%)\s+(\S+)\s+(\S+)\s+(-?[\d.]+ [KMG]?b)\s+(-?[\d.]+ [KMG]?b)\s+(\d+)\s*$"
+    )
+    rows = {m[1]: m for m in map(row.match, table.splitlines()[3:-2])}
+    assert set(rows) == set(calls)
+    own_bytes = {"matmul": big + small, "add.Tensor": big + small, "relu": big, "softmax.int": small}
+    for name, nbytes in own_bytes.items():
+        assert int(rows[name][9]) == calls[name]
+        assert rows[name][7] == f"{nbytes} b"
+        assert re.fullmatch(r"\d+\.\d{3}(us|ms|s)", rows[name][5]) and float(rows[name][5][:-2]) > 0
+
+    # the Chrome trace: valid JSON, one complete event per op call
+    path = tmp_path / "mlp.json"
+    prof.export_chrome_trace(str(path))
+    trace = json.loads(path.read_text())["traceEvents"]
+    complete = [t for t in trace if t["ph"] == "X"]
+    assert len(complete) == len(trace) == len(events)
+    assert [t["name"] for t in complete] == [e.name for e in events]
+    assert collections.Counter(t["name"] for t in complete if t["cat"] == "cpu_op") == calls
+    assert all(t["dur"] > 0 and t["ts"] >= 0 and isinstance(t["tid"], int) for t in complete)
+    matmuls = [t for t in complete if t["name"] == "matmul"]
+    assert [t["args"]["Allocated Bytes"] for t in matmuls] == [big, small]
+    assert matmuls[0]["args"]["Input Dims"] == [[batch, d_in], [d_in, hidden]]
+
+
+def test_chrome_trace_marks_annotations_and_memory_records(tmp_path):
+    from opweave.profiler import record_function
+
+    with profile(profile_memory=True) as prof:
+        with record_function("label", "extra"):
+            ops.prims.cos(opweave.ones(2))  # the results die inside the label: its own frees
+        ops.prims.sin(opweave.ones(2))  # ones: an op; its result and sin's die outside any op: [memory] records
+    path = tmp_path / "t.json"
+    prof.export_chrome_trace(str(path))
+    trace = json.loads(path.read_text())["traceEvents"]
+    kinds = [(t["name"], t["ph"], t["cat"]) for t in trace]
+    ops_and_labels = [k for k in kinds if k[1] == "X"]
+    assert ops_and_labels[0] == ("label", "X", "user_annotation")
+    assert all(cat == "cpu_op" for _, _, cat in ops_and_labels[1:])
+    instants = [t for t in trace if t["ph"] == "i"]
+    assert [t["args"]["Bytes"] for t in instants] == [-8, -8]
+    assert trace[0]["args"]["args"] == "extra"

@@ -234,7 +234,10 @@ CANONICAL = {
     "softmax": (lambda x: ow.softmax(x, dim=-1), [(3, 5)]),
     "log_softmax": (lambda x: ow.log_softmax(x, 0), [(3, 5)]),
     "matmul": (lambda a, b: a @ b, [(2, 3, 4), (4, 5)]),
-    "elementwise layer": (lambda x, w, b: ow.tanh(x @ w + b) * ow.sigmoid(x @ w) - (x @ w).relu(), [(4, 3), (3, 2), (2,)]),
+    "elementwise layer": (
+        lambda x, w, b: ow.tanh(x @ w + b) * ow.sigmoid(x @ w) - (x @ w).relu(),
+        [(4, 3), (3, 2), (2,)],
+    ),
     "linear/gelu/norm": (lambda x, w, b: ow.gelu(ow.linear(x, w, b)) / ow.norm(x), [(3, 5), (2, 5), (2,)]),
     "conv via unfold": (lambda x, w: (x.unfold(1, 3, 1) * w).sum(-1), [(2, 8), (3,)]),
     "mean/var": (lambda x: x.var(0) + x.mean(), [(4, 3)]),
@@ -376,6 +379,15 @@ def test_round_trip_every_dtype_exactly():
         back = host.to("vnpu").cpu()
         assert back.dtype is dtype
         np.testing.assert_array_equal(back.numpy().view(np.uint8), host.numpy().view(np.uint8))
+
+
+def test_autocast_runs_matmuls_in_float16():
+    x, w = ow.randn(2, 3, device="vnpu"), ow.randn(3, 2, device="vnpu")
+    with ow.autocast("vnpu"):
+        y = x @ w
+        assert (y.dtype, y.device.type) == (ow.float16, "vnpu")
+        assert ow.softmax(y, 1).dtype is ow.float32
+    np.testing.assert_allclose(y.cpu().numpy(), (x.cpu() @ w.cpu()).numpy(), rtol=2e-3, atol=2e-3)
 
 
 # -- registration -----------------------------------------------------------------------------------------------

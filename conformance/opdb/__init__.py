@@ -61,7 +61,7 @@ __all__ = [
 ]
 
 #: Modules with hand-written entries (imported on first use).
-FAMILIES = ("elementwise", "reductions", "views")
+FAMILIES = ("elementwise", "reductions", "views", "random")
 
 _hand: dict[str, OpInfo] = {}
 _cache: dict[str, OpInfo | None] = {}
@@ -132,6 +132,8 @@ def _variant(op, base: OpInfo) -> OpInfo:
         source=base.source,
         variant=op.variant,
         functional=base,
+        values_undefined=base.values_undefined,
+        random=base.random,
     )
 
 

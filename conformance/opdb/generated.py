@@ -28,6 +28,11 @@ from ._core import DEVICE, Arr, OpInfo, SampleInput
 ENV = "OPWEAVE_CATALOG_SAMPLES"
 DATA_DEPENDENT = frozenset({"dynamic_output_shape", "data_dependent_output"})
 RANDOM = frozenset({"nondeterministic_seeded", "random"})
+#: Factories whose outputs are uninitialised memory (values are not compared).
+UNINITIALISED = frozenset(
+    {"empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided"}
+    | {"prims::empty_strided", "prims::empty_permuted"}
+)
 
 
 def catalog_samples_path() -> Path | None:
@@ -85,6 +90,7 @@ def flags(op) -> dict:
         "nondeterministic": "nondeterministic_bitwise" in op.tags,
         "random": bool(op.tags & RANDOM),
         "data_dependent": bool(op.tags & DATA_DEPENDENT),
+        "values_undefined": (op.functional or op).name.split(".")[0] in UNINITIALISED,
     }
 
 

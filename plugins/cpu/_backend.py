@@ -42,6 +42,16 @@ class CPUBackend(Backend):
         """Address of the storage's first byte."""
         return storage.handle.__array_interface__["data"][0]
 
+    def storage_for(self, tensor):
+        """The storage of a tensor made by ``wrap_same``: the result array's own memory."""
+        a = tensor._native
+        flat = a if a.flags.c_contiguous else _dense_flat(a)
+        if flat is None:  # not dense: the tensor's elements move to a fresh dense array
+            a = tensor._native = np.array(a, order="C")
+            tensor._stride = None
+            flat = a
+        return Storage(flat, flat.nbytes, CPU, self)
+
     def strides_of(self, tensor) -> tuple:
         """Strides (in elements) of a tensor made from a NumPy result (contiguous ones when it is empty)."""
         if 0 in tensor._shape:
@@ -98,11 +108,27 @@ def wrap(a, dtype=None):
 
 
 def wrap_same(a: np.ndarray, dtype):
-    """``wrap`` for a fresh ndarray whose NumPy dtype is already ``dtype``'s (the hot path)."""
-    if not a.flags.c_contiguous:
-        return wrap(a, dtype)
-    storage = Storage(a, a.nbytes, CPU, BACKEND)
-    return opweave.Tensor._make(storage, a.shape, None, 0, dtype, CPU, _KEYS, a)
+    """``wrap`` for a fresh ndarray whose NumPy dtype is already ``dtype``'s (the hot path).
+
+    The storage is made on first use (``CPUBackend.storage_for``): most results are never asked for it.
+    """
+    t = _new_tensor(_Tensor)
+    t._st = None
+    t._shape = _Size(a.shape)
+    t._stride = None
+    t._offset = 0
+    t._dtype = dtype
+    t._device = CPU
+    t._keys = _KEYS
+    t._native = a
+    t._wrapped_number = False
+    t._qparams = None
+    return t
+
+
+_new_tensor = object.__new__
+_Tensor = opweave.Tensor
+_Size = opweave.Size
 
 
 def _dense_flat(a):

@@ -30,6 +30,7 @@ class VNPUBackend(Backend):
     """A pretend NPU with two devices; each owns a byte arena managed by a first-fit allocator."""
 
     name = NAME
+    autocast_dtype = opweave.float16  # opweave.autocast("vnpu") runs the generic GPU policy in float16
 
     def __init__(self, capacity: int = DEFAULT_ARENA_MB << 20):
         self.arenas = Arenas(DEVICE_COUNT, capacity)
@@ -168,7 +169,6 @@ def kernel(name: str, widen: bool = True):
                 _write(out, r)
             return outs[0] if single else outs
 
-        run.prim = name
         KERNELS[f"prims::{name}"] = run
         return fn
 

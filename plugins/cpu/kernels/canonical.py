@@ -26,7 +26,8 @@ def _binary(name: str, ufunc):
             return reference(self, other, *rest)
         dtype = self._dtype
         if dtype is other._dtype and dtype in _FAST_DTYPES and self._shape == other._shape:
-            return wrap_same(ufunc(native(self), native(other)), dtype)
+            a, b = self._native, other._native
+            return wrap_same(ufunc(native(self) if a is None else a, native(other) if b is None else b), dtype)
         return reference(self, other, *rest)
 
     kernel.__doc__ = f"{name}.Tensor for same-dtype float32/float64 operands (else the decomposition)."
@@ -41,9 +42,10 @@ def _sum(self, dtype=None):
 
 
 def _matmul(self, other):
-    """matmul for same-dtype float32/float64 operands of rank >= 1 (else the decomposition)."""
+    """matmul of two same-dtype float32/float64 matrices with matching inner size (else the decomposition)."""
     dtype = self._dtype
-    if dtype is other._dtype and dtype in _FAST_DTYPES and self.ndim and other.ndim:
+    a, b = self._shape, other._shape
+    if dtype is other._dtype and dtype in _FAST_DTYPES and len(a) == 2 and len(b) == 2 and a[1] == b[0]:
         return wrap(np.matmul(native(self), native(other)), dtype)
     return ops.matmul.default.decomposition(self, other)
 
@@ -52,4 +54,6 @@ KERNELS = {
     "add.Tensor": _binary("add", np.add),
     "sub.Tensor": _binary("sub", np.subtract),
     "mul.Tensor": _binary("mul", np.multiply),
+    "sum": _sum,
+    "matmul": _matmul,
 }

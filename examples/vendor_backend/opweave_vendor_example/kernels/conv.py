@@ -46,8 +46,8 @@ def _transposed(x, w, stride, padding, dilation, output_padding, groups):
     edge = [dl * (k - 1) for k, dl in zip(ks, dilation)]
     c_out = w.shape[1] * groups
     wt = w.reshape((groups, c_in // groups, c_out // groups) + ks).swapaxes(1, 2).reshape((c_out, c_in // groups) + ks)
-    full = _correlate(np.pad(stuffed, [(0, 0)] * 2 + [(e, e) for e in edge]), np.flip(wt, tuple(range(2, 2 + d))),
-                      (1,) * d, dilation, groups)  # fmt: skip
+    padded = np.pad(stuffed, [(0, 0)] * 2 + [(e, e) for e in edge])
+    full = _correlate(padded, np.flip(wt, tuple(range(2, 2 + d))), (1,) * d, dilation, groups)
     sizes = [
         (s - 1) * st - 2 * p + e + o + 1 for s, st, p, e, o in zip(x.shape[2:], stride, padding, edge, output_padding)
     ]
