@@ -249,10 +249,10 @@ class Report:
         if missing:
             kernels = Counter(_missing_kernel(r.reason) for r in missing)
             lines.append(f"\nnot implemented: {len(missing)} ops; missing kernels (ops affected):")
-            lines += [f"  {k}: {n}" for k, n in kernels.most_common(20)]
+            lines += [f"  {k}: no kernel ({n} ops)" for k, n in kernels.most_common(20)]
         return lines
 
 
 def _missing_kernel(reason: str | None) -> str:
     text = reason or ""
-    return text.split(":", 1)[0] if ": no kernel" in text else text[:80]
+    return text.split(": no kernel", 1)[0] if ": no kernel" in text else text[:80]

@@ -239,6 +239,91 @@ def test_setting_is_process_global():
     assert seen["new"] == (False, 0)
 
 
+def test_two_threads_never_see_each_others_autocast_or_default_device():
+    """Two real threads in lock step: one inside autocast and ``with opweave.device("meta")``, one not.
+
+    At each step both check their own modes (and what a matmul and a factory give) while the
+    other is in a different state. Deterministic mode, process-global as in PyTorch, is switched
+    on by the main thread between two steps: both threads see it, and it outlives their regions.
+    """
+    steps = threading.Barrier(3, timeout=20)
+    errors = []
+    x = opweave.ones(2, 2)
+
+    def state():
+        return (
+            opweave.is_autocast_enabled("cpu"),
+            ops.mm(x, x).dtype,
+            opweave.get_default_device().type,
+            opweave.zeros(1).device.type,
+            opweave.are_deterministic_algorithms_enabled(),
+        )
+
+    bf16, f16, f32 = opweave.bfloat16, opweave.float16, opweave.float32
+    amp_sees = [  # after each step
+        (True, bf16, "meta", "meta", False),
+        (True, bf16, "meta", "meta", True),
+        (False, f32, "meta", "meta", True),  # autocast(enabled=False) nested inside
+        (True, bf16, "meta", "meta", True),
+        (False, f32, "cpu", "cpu", True),  # left both regions
+    ]
+    plain_sees = [
+        (False, f32, "cpu", "cpu", False),
+        (False, f32, "cpu", "cpu", True),
+        (True, f16, "cpu", "cpu", True),  # its own float16 region, while the other has autocast off
+        (False, f32, "cpu", "cpu", True),
+        (False, f32, "cpu", "cpu", True),
+    ]
+
+    def run(name, expected, program):
+        try:
+            for step, action in enumerate(program):
+                action()
+                steps.wait()  # every thread has made this step's change
+                seen = state()
+                assert seen == expected[step], f"{name} thread, step {step}: {seen} != {expected[step]}"
+                steps.wait()  # every thread has checked; the next step may change modes
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+            steps.abort()
+
+    amp_regions = [opweave.autocast("cpu"), opweave.device("meta"), opweave.autocast("cpu", enabled=False)]
+    amp = [
+        lambda: (amp_regions[0].__enter__(), amp_regions[1].__enter__()),
+        lambda: None,
+        lambda: amp_regions[2].__enter__(),
+        lambda: amp_regions[2].__exit__(None, None, None),
+        lambda: (amp_regions[1].__exit__(None, None, None), amp_regions[0].__exit__(None, None, None)),
+    ]
+    plain_region = opweave.autocast("cpu", dtype=f16)
+    plain = [
+        lambda: None,
+        lambda: None,
+        lambda: plain_region.__enter__(),
+        lambda: plain_region.__exit__(None, None, None),
+        lambda: None,
+    ]
+    threads = [
+        threading.Thread(target=run, args=("amp", amp_sees, amp)),
+        threading.Thread(target=run, args=("plain", plain_sees, plain)),
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        for step in range(len(amp)):
+            if step == 1:
+                opweave.use_deterministic_algorithms(True)
+            steps.wait()
+            steps.wait()
+    except threading.BrokenBarrierError:
+        pass
+    for thread in threads:
+        thread.join(20)
+    if errors:
+        raise errors[0]
+    assert not opweave.is_autocast_enabled("cpu") and opweave.get_default_device().type == "cpu"
+
+
 # -- kernel choice ---------------------------------------------------------------------------
 
 
