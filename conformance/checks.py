@@ -331,7 +331,9 @@ def _compare_structure(info, result, meta, where):
         if not isinstance(meta, ow.Tensor):
             raise CheckFailure("meta", f"{where} is a Tensor but the meta device returns {type(meta).__name__}")
         if tuple(result.shape) != tuple(meta.shape):
-            raise CheckFailure("meta", f"{where} has shape {list(result.shape)}; the meta device says {list(meta.shape)}")
+            raise CheckFailure(
+                "meta", f"{where} has shape {list(result.shape)}; the meta device says {list(meta.shape)}"
+            )
         if result.dtype is not meta.dtype:
             raise CheckFailure("meta", f"{where} has dtype {result.dtype.name}; the meta device says {meta.dtype.name}")
         if info.returns_view and result.numel() > 1:
@@ -540,7 +542,9 @@ def check_error_input(ctx: Context, info: OpInfo, err: ErrorInput) -> None:
         raise
     except err.error as exc:
         if err.match and not re.search(err.match, str(exc)):
-            raise CheckFailure("errors", f"raises {type(exc).__name__} but the message does not match {err.match!r}")
+            raise CheckFailure(
+                "errors", f"raises {type(exc).__name__} but the message does not match {err.match!r}"
+            ) from None
         check_inputs_unchanged(ctx, err.sample, args, kwargs, (), [a.name for a in info.op.schema.arguments])
         return
     except Exception as exc:
@@ -575,7 +579,10 @@ def _expected_host(info: OpInfo, sample: SampleInput, results: list) -> list:
     if base.oracle is not None and not base.random and not base.values_undefined:
         expected = _expected_outputs(base, sample)
         if len(expected) == len(results):
-            return [to_host(r) if e is None else np.broadcast_to(np.asarray(e), tuple(r.shape)) for e, r in zip(expected, results)]
+            return [
+                to_host(r) if e is None else np.broadcast_to(np.asarray(e), tuple(r.shape))
+                for e, r in zip(expected, results)
+            ]
     return [to_host(r) for r in results]
 
 

@@ -35,6 +35,7 @@ class DtypeResult:
     sample_index: object = None
     inputs: dict | None = None
     reason: str | None = None  # xfail reason
+    notes: list = field(default_factory=list)  # remarks of passing checks (e.g. "raises in deterministic mode")
 
     def fail(self, check: str, message: str, **details) -> None:
         """Mark as failed."""
@@ -70,6 +71,8 @@ class DtypeResult:
                 out[key] = value
         if self.details:
             out["details"] = self.details
+        if self.notes:
+            out["notes"] = self.notes
         return out
 
 
@@ -222,17 +225,23 @@ class Report:
             lines.append(f"{fam:<{width}}  " + "  ".join(f"{c.get(s, 0):>8}" for s in cols) + f"  {sum(c.values()):>8}")
         total = self.counts()
         lines.append("-" * len(lines[0]))
-        lines.append(f"{'TOTAL':<{width}}  " + "  ".join(f"{total.get(s, 0):>8}" for s in cols) + f"  {len(self.ops):>8}")
+        lines.append(
+            f"{'TOTAL':<{width}}  " + "  ".join(f"{total.get(s, 0):>8}" for s in cols) + f"  {len(self.ops):>8}"
+        )
         lines += self._backend_lines() + self._detail_lines()
         verdict = "PASSED" if self.ok else "FAILED"
-        lines.append(f"\nconformance of '{self.backend}' ({self.profile}, seed {self.seed}): {verdict} in {self.seconds:.1f}s")
+        lines.append(
+            f"\nconformance of '{self.backend}' ({self.profile}, seed {self.seed}): {verdict} in {self.seconds:.1f}s"
+        )
         return "\n".join(lines)
 
     def _backend_lines(self) -> list:
         if not self.backend_checks:
             return []
         c = Counter(b.status for b in self.backend_checks)
-        lines = [f"\nbackend checks: {c.get('pass', 0)} pass, {c.get('fail', 0)} fail, {c.get('not-implemented', 0)} n/i"]
+        lines = [
+            f"\nbackend checks: {c.get('pass', 0)} pass, {c.get('fail', 0)} fail, {c.get('not-implemented', 0)} n/i"
+        ]
         for b in self.backend_checks:
             if b.status != "pass":
                 lines.append(f"  {b.status.upper():<6} {b.check} [{b.dtype}]: {b.message}")

@@ -156,7 +156,7 @@ class Runner:
         for index, sample in enumerate(samples):
             if self._skipped(sample):
                 continue
-            outcome = self.run_sample(info, dtype, sample, index)
+            outcome = self.run_sample(info, dtype, sample, index, result.notes)
             result.samples += 1
             if outcome is not None:
                 result.record(outcome, index, encode_sample(sample))
@@ -170,8 +170,8 @@ class Runner:
             result.message = "no sample runs on this backend's dtypes"
         return result.finish(info, xfail)
 
-    def run_sample(self, info: OpInfo, dtype, sample, index: int):
-        """None if every check passes, else the exception that stopped them."""
+    def run_sample(self, info: OpInfo, dtype, sample, index: int, notes: list | None = None):
+        """None if every check passes, else the exception that stopped them (``notes`` collects remarks)."""
         before = checks.allocated(self.ctx)
         try:
             if info.variant == "inplace":
@@ -182,7 +182,9 @@ class Runner:
                 first = index == 0 and info.name not in self._deterministic_checked
                 if first:
                     self._deterministic_checked.add(info.name)
-                checks.check_functional(self.ctx, info, sample, first=first)
+                remarks = checks.check_functional(self.ctx, info, sample, first=first)
+                if notes is not None:
+                    notes.extend(remarks)
             checks.check_allocator(self.ctx, before)
         except (CheckFailure, NotImplementedKernel) as exc:
             return exc
@@ -212,7 +214,9 @@ class Runner:
             if dtype.name in self.config.skip_dtypes or (supported is not None and dtype not in supported):
                 continue
             rng = np.random.default_rng(seed_for(self.seed, "round-trip", dtype.name))
-            out.append(self._backend_check("round-trip", dtype, lambda d=dtype, r=rng: checks.check_round_trip(self.ctx, d, r)))
+            out.append(
+                self._backend_check("round-trip", dtype, lambda d=dtype, r=rng: checks.check_round_trip(self.ctx, d, r))
+            )
             if hasattr(ow, "use_deterministic_algorithms"):
                 out.append(
                     self._backend_check(

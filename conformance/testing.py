@@ -75,8 +75,8 @@ class ShadowBackend(Backend):
 
     def strides_of(self, tensor):
         """Strides of a tensor made from a NumPy result."""
-        from opweave_cpu._backend import native
         from opweave._tensor import contiguous_strides
+        from opweave_cpu._backend import native
 
         if 0 in tensor.shape:
             return contiguous_strides(tensor.shape)
@@ -262,8 +262,12 @@ def new_storage_in_place(kernel):
     def faulty(a, b):
         fresh = np.empty(a.shape, a.dtype.numpy)
         fresh[...] = _host(b)
-        a._set_metadata(Storage(fresh.reshape(-1), fresh.nbytes, a.device, a.untyped_storage().backend), a.shape,
-                        tuple(max(1, int(np.prod(a.shape[i + 1 :]))) for i in range(a.ndim)), 0)
+        a._set_metadata(
+            Storage(fresh.reshape(-1), fresh.nbytes, a.device, a.untyped_storage().backend),
+            a.shape,
+            tuple(max(1, int(np.prod(a.shape[i + 1 :]))) for i in range(a.ndim)),
+            0,
+        )
         return a
 
     return faulty

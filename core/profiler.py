@@ -17,8 +17,9 @@ With ``profile_memory``, every storage constructed by the thread (on any backend
 meta) is reported through the core's allocation hook
 (``_backends.add_allocation_observer``) and its death is watched with
 ``weakref.finalize``: each allocation and free is charged to the event innermost
-open when it happens, or to a ``"[memory]"`` event when no op is running. The
-hook is installed only while a memory profile is active.
+open when it happens, or to a ``"[memory]"`` event when no op is running. Results
+whose backend makes their storage lazily get it when their op returns. The hooks
+are installed only while a memory profile is active.
 
 ``record_function("label")`` adds an event of the user's own around the ops it encloses.
 
@@ -267,11 +268,15 @@ def _python_layer_fallback(op, keyset: int, *args):
         return op.redispatch(below, *args)
     device = _device_of(keyset, args)
     events = [r.begin(op.name, device, args) for r in recorders]
+    out = None
     start = _perf_counter_ns()
     try:
-        return op.redispatch(below, *args)
+        out = op.redispatch(below, *args)
+        return out
     finally:
         end = _perf_counter_ns()
+        if out is not None and _memory_hooks.count:
+            _materialise_new_storages(args, out)
         for recorder, event in zip(recorders, events):
             recorder.end(event, start, end)
 
@@ -279,10 +284,92 @@ def _python_layer_fallback(op, keyset: int, *args):
 _dispatch.register_fallback(Layer.Python, None, _python_layer_fallback, "opweave.profiler")
 
 
+# -- memory hooks -----------------------------------------------------------------------------
+#
+# A backend may give an op's result no Storage until someone asks for it (``Tensor._storage``
+# calls ``Backend.storage_for``; the CPU backend's fast kernels do this). While a memory profile
+# is active, two things are swapped in with the allocation observer: the fallback makes the
+# storages of an op's new results at once (so they are charged to that op), and ``Tensor._storage``
+# makes a storage asked for later (a tensor made before the profile, then viewed in it) without
+# reporting it, as it wraps memory that already existed.
+
+
+class _MemoryHooks(threading.local):
+    """Per-thread: > 0 while ``Tensor._storage`` is making a storage lazily (not an allocation)."""
+
+    quiet = 0
+
+
+_quiet = _MemoryHooks()
+
+
+class _HookCount:
+    """How many memory profiles are active (all threads), and the plain ``Tensor._storage``."""
+
+    count = 0
+    lock = threading.Lock()
+    plain_storage = None
+
+
+_memory_hooks = _HookCount()
+
+
+def _quiet_storage(self):
+    """``Tensor._storage`` while memory profiles are active: a lazily made storage is not reported."""
+    st = self._st
+    if st is None:
+        _quiet.quiet += 1
+        try:
+            st = _memory_hooks.plain_storage.fget(self)
+        finally:
+            _quiet.quiet -= 1
+    return st
+
+
+def _install_memory_hooks() -> None:
+    with _memory_hooks.lock:
+        if _memory_hooks.count == 0:
+            plain = Tensor.__dict__["_storage"]
+            _memory_hooks.plain_storage = plain
+            Tensor._storage = property(_quiet_storage, plain.fset, plain.fdel, plain.__doc__)
+            _backends.add_allocation_observer(_observe_allocation)
+        _memory_hooks.count += 1
+
+
+def _remove_memory_hooks() -> None:
+    with _memory_hooks.lock:
+        _memory_hooks.count -= 1
+        if _memory_hooks.count == 0:
+            _backends.remove_allocation_observer(_observe_allocation)
+            Tensor._storage = _memory_hooks.plain_storage
+
+
+def _materialise_new_storages(args: tuple, out) -> None:
+    """Make (and so report) the storages of ``out``'s tensors that have none yet and are not arguments."""
+    if not any(r.profile_memory for r in _state.local().profilers):
+        return
+    given = None
+    for t in _tensors(out):
+        if t._st is None:
+            if given is None:
+                given = {id(a) for value in args for a in _tensors(value)}
+            if id(t) not in given:
+                _memory_hooks.plain_storage.fget(t)
+
+
+def _tensors(value):
+    if isinstance(value, Tensor):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            if isinstance(item, Tensor):
+                yield item
+
+
 def _observe_allocation(storage) -> None:
     """The allocation hook while a memory profile is active: hand the storage to the thread's memory profiles."""
     recorders = _state.local().profilers
-    if not recorders:
+    if not recorders or _quiet.quiet:
         return
     nbytes = storage.nbytes
     device = storage.device
@@ -646,7 +733,7 @@ class profile:
         state = _state.local()
         self._recorder = _Recorder(self.record_shapes, self.profile_memory, self.with_stack, threading.get_ident())
         if self.profile_memory:
-            _backends.add_allocation_observer(_observe_allocation)
+            _install_memory_hooks()
         self._saved = state.included
         state.profilers = state.profilers + (self._recorder,)
         state.included = state.included | _PYTHON_BIT
@@ -666,7 +753,7 @@ class profile:
         self._saved = None
         if self.profile_memory:
             self._recorder.stop()
-            _backends.remove_allocation_observer(_observe_allocation)
+            _remove_memory_hooks()
 
     def peak_memory(self, device=None) -> int:
         """The most bytes alive at once during the block, counting the storages constructed in it.

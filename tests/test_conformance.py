@@ -70,7 +70,9 @@ def test_samples_round_trip_through_json():
 
 def test_compare_reports_mismatches_and_matches_specials():
     f32 = ow.float32
-    assert checks.compare(np.array([np.nan, np.inf, 1.0], np.float32), [np.nan, np.inf, 1.0 + 1e-7], f32, 1e-5, 0) is None
+    assert (
+        checks.compare(np.array([np.nan, np.inf, 1.0], np.float32), [np.nan, np.inf, 1.0 + 1e-7], f32, 1e-5, 0) is None
+    )
     bad = checks.compare(np.array([1.0, -np.inf], np.float32), [1.5, np.inf], f32, 1e-5, 0)
     assert bad["mismatched"] == 2 and bad["examples"][0]["index"] == [0]
     assert checks.compare(np.array([1, 2], np.int8), [1, 3], ow.int8, 1.0, 1.0)["mismatched"] == 1
@@ -182,7 +184,9 @@ def test_missing_kernels_are_not_implemented_not_failures():
 
 def test_clean_shadow_backend_passes():
     T.install("clean_shadow")
-    report = conformance.run("clean_shadow", ops="*add*,sum*,transpose*,split*,cat,where.self,prims::uniform,index_select")
+    report = conformance.run(
+        "clean_shadow", ops="*add*,sum*,transpose*,split*,cat,where.self,prims::uniform,index_select"
+    )
     assert report.ok, report.table()
 
 

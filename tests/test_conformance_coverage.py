@@ -45,7 +45,7 @@ def test_hand_written_entry_generates_samples(name, info):
 
 
 def test_owned_families_have_oracles():
-    """Elementwise ops, reductions and views/shape ops: every hand-written entry has an oracle (random prims excepted)."""
+    """Every hand-written entry (elementwise, reductions, views/shape) has an oracle; random prims excepted."""
     without = [n for n, i in opdb.hand_written().items() if i.oracle is None and not i.random]
     assert not without, without
     families = {opdb.family_of(ow._ops.lookup(n)) for n in opdb.hand_written()}

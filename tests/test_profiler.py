@@ -1,5 +1,9 @@
 """The profiler: events of a small program (counts, nesting, self time, memory, shapes, stacks) and the table.
 
+Memory is checked allocation by allocation (storages seen through the core's allocation hook,
+frees through their finalizers, peaks), ``record_function`` labels nest around the ops they
+enclose, and a small MLP's table and Chrome trace are checked against the calls it makes.
+
 To know the exact events, the canonical ``add.Tensor`` and ``mul.Tensor`` get CPU kernels
 inside the tests (``registered``) whose calls are written out here:
 ``add.Tensor -> [mul.Tensor -> prims::mul, prims::add]``.
@@ -374,19 +378,54 @@ def test_allocation_hook_is_installed_only_while_a_memory_profile_runs():
     from opweave import _backends
     from opweave.backends import Storage
 
-    plain = Storage.__init__
+    plain, plain_storage = Storage.__init__, opweave.Tensor.__dict__["_storage"]
     with profile():
         assert Storage.__init__ is plain, "a profile without profile_memory installs nothing"
     with pytest.raises(KeyError):
         with profile(profile_memory=True):
-            assert Storage.__init__ is not plain
+            assert Storage.__init__ is not plain and opweave.Tensor.__dict__["_storage"] is not plain_storage
             with profile(profile_memory=True):
-                assert len(_backends._allocation_observers) == 2
-            assert len(_backends._allocation_observers) == 1
+                assert len(_backends._allocation_observers) == 1, "one observer serves every memory profile"
+            assert Storage.__init__ is not plain
             raise KeyError("leaving by an exception")
     assert Storage.__init__ is plain and _backends._allocation_observers == ()
+    assert opweave.Tensor.__dict__["_storage"] is plain_storage
     with pytest.raises(ValueError, match="not installed"):
         _backends.remove_allocation_observer(print)
+
+
+def test_results_whose_storage_is_made_lazily_are_charged_to_their_op():
+    """The CPU's same-shape float32 add.Tensor kernel gives its result no Storage until one is asked for.
+
+    Inside a memory profile such a result's storage is made when its op returns (and charged to
+    it); a tensor made before the profile and first asked for its storage in it is not an allocation.
+    """
+    a, b = opweave.ones(3, 4), opweave.ones(3, 4)
+    before = a + b
+    assert before._st is None, "the CPU kernel this test relies on makes its results lazily"
+    n = 48
+    with profile(profile_memory=True) as prof:
+        c = a + b
+        ops.prims.view_of(before)  # asks for before's storage: made now, but not allocated now
+        d = c + c
+        d += c  # add_.Tensor: a temporary sum (freed in it) copied into d
+        del c
+    got = [(e.name, e.depth, e.allocated_bytes, e.freed_bytes, e.self_cpu_memory_usage) for e in prof.events()]
+    assert got == [
+        ("add.Tensor", 0, n, 0, n),
+        ("prims::view_of", 0, 0, 0, 0),
+        ("add.Tensor", 0, n, 0, n),
+        ("add_.Tensor", 0, n, n, -n),
+        ("add.Tensor", 1, n, 0, n),
+        ("prims::copy_to", 1, 0, 0, 0),
+        ("[memory]", 0, 0, n, -n),
+    ]
+    assert prof.peak_memory() == 3 * n
+    assert d._st is not None and before._st is not None
+    np.testing.assert_array_equal(d.numpy(), np.full((3, 4), 6, np.float32))
+    with profile() as plain:
+        e = a + b
+    assert e._st is None and len(plain.events()) == 1, "without profile_memory results stay lazy"
 
 
 def test_every_backends_storages_are_seen_and_device_memory_has_its_columns():

@@ -55,6 +55,7 @@ __all__ = [
     "coverage",
     "family_of",
     "get",
+    "hand_written",
     "make_values",
     "names",
     "register",

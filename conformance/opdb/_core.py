@@ -151,9 +151,11 @@ class OpInfo:
     argument), ``may_alias`` (outputs may share the input's storage though the schema does
     not say so), ``nondeterministic`` (results may differ bitwise between runs),
     ``random`` (checked by seeded reproducibility instead of values),
-    ``data_dependent`` (no meta run), ``values_undefined`` (uninitialised outputs: ``empty``). ``known_failure`` marks a bug or deviation of the
-    core op (every backend xfails it, with this reason; a dict maps dtype names to reasons). ``family`` groups ops in reports;
-    ``source`` is ``"opdb"`` (hand-written) or ``"generated"`` (schema-driven samples).
+    ``data_dependent`` (no meta run), ``values_undefined`` (uninitialised outputs:
+    ``empty``). ``known_failure`` marks a bug or deviation of the core op (every
+    backend xfails it, with this reason; a dict maps dtype names to reasons).
+    ``family`` groups ops in reports; ``source`` is ``"opdb"`` (hand-written) or
+    ``"generated"`` (schema-driven samples).
     """
 
     name: str

@@ -26,7 +26,6 @@ import scipy.special as sp
 from . import register
 from ._core import (
     ALL,
-    BOOL,
     COMPLEX,
     FLOAT,
     FLOATING,
@@ -104,7 +103,9 @@ def _random_plan(rng, n, prim):
     return plan
 
 
-def ew_samples(name, *, dom=None, specials=True, extra=None, dtype_of=None, shape_of=None, prim=False, pass_dtype=False):
+def ew_samples(
+    name, *, dom=None, specials=True, extra=None, dtype_of=None, shape_of=None, prim=False, pass_dtype=False
+):
     """A schema-driven sample generator for the elementwise op ``name``.
 
     ``dom`` maps argument names to value domains; ``extra`` gives values for other
@@ -394,12 +395,16 @@ def int_negative_power(rng, dtype):
     exponent = make_values(rng, (3, 4), dtype, "exp")
     exponent[0, 1] = -2
     a = Arr(make_values(rng, (3, 4), dtype, "pos") + 1, dtype)
-    yield ErrorInput(SampleInput((a, Arr(exponent, dtype)), desc="integer power with a negative exponent"), RuntimeError)
+    yield ErrorInput(
+        SampleInput((a, Arr(exponent, dtype)), desc="integer power with a negative exponent"), RuntimeError
+    )
 
 
 def broadcast_mismatch(rng, dtype):
     """Shapes that cannot broadcast raise ValueError."""
-    yield ErrorInput(SampleInput((arr(rng, (3, 4), dtype), arr(rng, (2, 4), dtype)), desc="(3, 4) with (2, 4)"), ValueError)
+    yield ErrorInput(
+        SampleInput((arr(rng, (3, 4), dtype), arr(rng, (2, 4), dtype)), desc="(3, 4) with (2, 4)"), ValueError
+    )
 
 
 # -- table lines -----------------------------------------------------------------------------------
@@ -552,8 +557,22 @@ def _unary_lines():
         ew("nan_to_num", _nan_to_num, ALL, pass_dtype=True),
         ew("round.decimals", _round_decimals, FLOAT, extra={"decimals": Cycle(1, 2, -1)}),
         ew("special_round", _round_decimals, FLOAT, extra={"decimals": Cycle(OMIT, 2)}),
-        ew("polygamma", F(lambda n, x: sp.polygamma(n, x)), NOT_COMPLEX, extra={"n": Cycle(1, 2)}, dom={"self": "pos"}, tol=LOOSE),
-        ew("special_polygamma", F(lambda n, x: sp.polygamma(n, x)), NOT_COMPLEX, extra={"n": 1}, dom={"self": "pos"}, tol=LOOSE),
+        ew(
+            "polygamma",
+            F(lambda n, x: sp.polygamma(n, x)),
+            NOT_COMPLEX,
+            extra={"n": Cycle(1, 2)},
+            dom={"self": "pos"},
+            tol=LOOSE,
+        ),
+        ew(
+            "special_polygamma",
+            F(lambda n, x: sp.polygamma(n, x)),
+            NOT_COMPLEX,
+            extra={"n": 1},
+            dom={"self": "pos"},
+            tol=LOOSE,
+        ),
         ew("mvlgamma", _mvlgamma, REAL, extra={"p": Cycle(1, 3)}, dom={"self": "gt1"}, tol=LOOSE),
         ew("special_multigammaln", _mvlgamma, REAL, extra={"p": 2}, dom={"self": "gt1"}, tol=LOOSE),
     ]
@@ -721,7 +740,12 @@ def _select_lines():
         ew("where.self", lambda c, a, b: np.where(c, a, b), ALL, dtype_of={"condition": ow.bool}),
         ew("where.ScalarOther", lambda c, a, b: np.where(c, a, b), ALL, dtype_of={"condition": ow.bool}),
         ew("where.ScalarSelf", lambda c, a, b: np.where(c, a, b), ALL, dtype_of={"condition": ow.bool}),
-        ew("where.Scalar", lambda c, a, b: np.where(c, a, b), (ow.bool, ow.int64, ow.float32, ow.complex64), dtype_of={"condition": ow.bool}),
+        ew(
+            "where.Scalar",
+            lambda c, a, b: np.where(c, a, b),
+            (ow.bool, ow.int64, ow.float32, ow.complex64),
+            dtype_of={"condition": ow.bool},
+        ),
         ew("clamp", _clamp, REAL, extra={"min": Cycle(1, OMIT, 3), "max": Cycle(OMIT, 2, 1)}),
         ew("clip", _clamp, REAL, extra={"min": Cycle(OMIT, 1, OMIT), "max": Cycle(2, 2, 3)}),
         ew("clamp.Tensor", _clamp, REAL, extra={"min": Tensorize("small"), "max": Tensorize("small")}),
@@ -762,8 +786,18 @@ def _activation_lines():
     return [
         ew("relu", lambda x: np.where(x <= 0, 0, x), REAL),
         ew("relu6", lambda x: _hardtanh(x, 0, 6), REAL),
-        ew("hardtanh", _hardtanh, tuple(d for d in REAL if d is not ow.uint8), extra={"min_val": Cycle(OMIT, -2), "max_val": Cycle(OMIT, 3)}),
-        ew("leaky_relu", lambda x, negative_slope=0.01: np.where(x > 0, x, negative_slope * x), FLOAT, extra={"negative_slope": Cycle(OMIT, 0.2)}),
+        ew(
+            "hardtanh",
+            _hardtanh,
+            tuple(d for d in REAL if d is not ow.uint8),
+            extra={"min_val": Cycle(OMIT, -2), "max_val": Cycle(OMIT, 3)},
+        ),
+        ew(
+            "leaky_relu",
+            lambda x, negative_slope=0.01: np.where(x > 0, x, negative_slope * x),
+            FLOAT,
+            extra={"negative_slope": Cycle(OMIT, 0.2)},
+        ),
         ew("threshold", lambda x, t, v: np.where(x <= t, v, x), REAL, extra={"threshold": 1, "value": 7}),
         ew("hardshrink", lambda x, lambd=0.5: np.where((x >= -lambd) & (x <= lambd), 0, x), FLOAT),
         ew("softshrink", _softshrink, FLOAT),
@@ -982,7 +1016,14 @@ def _prim_lines():
             pass_dtype=True,
             extra={"nan": Cycle(OMIT, 1.5), "posinf": Cycle(OMIT, 9.0)},
         ),
-        ew("prims::polygamma", F(lambda x, n: sp.polygamma(n, x)), FLOAT, extra={"n": Cycle(1, 2)}, dom={"self": "pos"}, tol=LOOSE),
+        ew(
+            "prims::polygamma",
+            F(lambda x, n: sp.polygamma(n, x)),
+            FLOAT,
+            extra={"n": Cycle(1, 2)},
+            dom={"self": "pos"},
+            tol=LOOSE,
+        ),
         ew("prims::mvlgamma", _mvlgamma, FLOAT, extra={"p": Cycle(1, 3)}, dom={"self": "gt1"}, tol=LOOSE),
         ew("prims::fill", lambda s, v: np.full(s.shape, v), ALL),
         ew("prims::logit", _logit, FLOAT, dom={"self": "prob"}, extra={"eps": Cycle(OMIT, 0.1)}),

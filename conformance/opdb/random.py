@@ -76,4 +76,3 @@ register(
     rnd("prims::randperm", _randperm, (ow.int64, ow.int32)),
     rnd("prims::bernoulli", _bernoulli, FLOAT),
 )
-

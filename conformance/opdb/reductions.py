@@ -96,7 +96,11 @@ def red_samples(name, *, domain="any", extra=None, specials=True, dtype_of=None,
                     value = keepdim
                 elif a.name in extra:
                     v = extra[a.name]
-                    value = v.pick(rng, dtype, index) if isinstance(v, Cycle) else (v(rng, dtype, index) if callable(v) else v)
+                    value = (
+                        v.pick(rng, dtype, index)
+                        if isinstance(v, Cycle)
+                        else (v(rng, dtype, index) if callable(v) else v)
+                    )
                 elif a.has_default:
                     value = OMIT
                 else:
