@@ -1,31 +1,19 @@
 """Schema-driven OpInfos for ops without a hand-written entry.
 
-Samples come from the project's schema-driven generator ``tests/catalog_samples.py``
+Samples come from the schema-driven generator :mod:`.schema_samples`
 (``build(op, rng) -> (args, kwargs)`` with CPU tensors, ``DEVICE`` placeholders and
 ``Pinned`` host tensors), converted to :class:`SampleInput`. Such an op has no
 oracle: it gets the "runs, matches the meta device, keeps its inputs, aliases
 correctly" checks, and on a backend other than the CPU its values are compared
 with the CPU reference backend's. The report says "no oracle" for it.
-
-The generator lives in the source tree's ``tests/`` (not in the installed
-package): it is found next to this package's source, or at the path in the
-environment variable ``OPWEAVE_CATALOG_SAMPLES``. Without it, generated entries
-are unavailable and the coverage test says so.
 """
 
 from __future__ import annotations
-
-import importlib.util
-import os
-import sys
-from functools import lru_cache
-from pathlib import Path
 
 import opweave as ow
 
 from ._core import DEVICE, Arr, OpInfo, SampleInput
 
-ENV = "OPWEAVE_CATALOG_SAMPLES"
 DATA_DEPENDENT = frozenset({"dynamic_output_shape", "data_dependent_output"})
 RANDOM = frozenset({"nondeterministic_seeded", "random"})
 #: Factories whose outputs are uninitialised memory (values are not compared).
@@ -35,28 +23,11 @@ UNINITIALISED = frozenset(
 )
 
 
-def catalog_samples_path() -> Path | None:
-    """Where ``catalog_samples.py`` is (None if it cannot be found)."""
-    explicit = os.environ.get(ENV)
-    if explicit:
-        return Path(explicit)
-    here = Path(__file__).resolve()
-    candidate = here.parents[2] / "tests" / "catalog_samples.py"
-    return candidate if candidate.exists() else None
-
-
-@lru_cache(maxsize=1)
 def catalog_samples():
-    """The ``catalog_samples`` module (ImportError if it is not available)."""
-    path = catalog_samples_path()
-    if path is None or not path.exists():
-        raise ImportError(f"tests/catalog_samples.py not found (set {ENV} to its path)")
-    name = "opweave_conformance._catalog_samples"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    """The schema-driven sample generator module (``schema_samples``)."""
+    from . import schema_samples
+
+    return schema_samples
 
 
 def _convert(value, cs):

@@ -75,8 +75,12 @@ def to_dtype(t: Tensor, dtype) -> Tensor:
 
 
 def to_device(t: Tensor, device) -> Tensor:
-    """Move CPU scalars (0-dim) to ``device`` so that a device's prims see one device."""
-    if t.device == device or device.type == "cpu":
+    """Move a CPU scalar (0-dim) to ``device`` so that a device's prims see one device.
+
+    Anything else stays where it is: tensors on two devices of one type (``vnpu:0``
+    and ``vnpu:1``) reach the prim, whose meta function rejects them, as PyTorch does.
+    """
+    if t.device == device or device.type == "cpu" or t.ndim or t.device.type != "cpu":
         return t
     return prims.device_put(t, device)
 
