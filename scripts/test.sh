@@ -7,3 +7,6 @@ python -m pip install --quiet -e examples/vendor_backend  # the example third-pa
 ruff check .
 ruff format --check .
 python -m pytest -q -p no:cacheprovider -n auto --dist loadfile
+# The conformance suite against the reference backend and the example vendor backend.
+opweave conformance --backend cpu --profile quick --quiet
+opweave conformance --backend vnpu --profile quick --quiet
