@@ -236,10 +236,7 @@ def set_default_dtype(d):
     """
     global _default_dtype
     if not isinstance(d, dtype) or d not in _DEFAULT_CHOICES:
-        raise TypeError(
-            "set_default_dtype: only floating-point types are supported as the default "
-            f"type, got {d!r}"
-        )
+        raise TypeError(f"set_default_dtype: only floating-point types are supported as the default type, got {d!r}")
     _default_dtype = d
 
 
@@ -263,9 +260,7 @@ def promote_types(a, b):
     if a is b:
         return a
     if a.is_float8 or b.is_float8:
-        raise TypeError(
-            f"promote_types: promotion for float8 types is not supported, got {a.name} and {b.name}"
-        )
+        raise TypeError(f"promote_types: promotion for float8 types is not supported, got {a.name} and {b.name}")
     if a.is_complex or b.is_complex:
         # The real parts decide the width: complex64 with float64 gives complex128.
         return promote_types(a.to_real(), b.to_real()).to_complex()
@@ -328,8 +323,7 @@ def _combine_categories(higher, lower):
     if lower.is_complex:
         if higher.is_float8:
             raise TypeError(
-                "result_type: promotion for float8 types is not supported, "
-                f"got {higher.name} and {lower.name}"
+                f"result_type: promotion for float8 types is not supported, got {higher.name} and {lower.name}"
             )
         return higher.to_complex() if higher.is_floating_point else lower
     if higher.is_floating_point:
@@ -421,8 +415,7 @@ class finfo:  # noqa: N801 - named like torch.finfo
         d = _default_dtype if dtype is None else dtype
         if not isinstance(d, _DTYPE_CLASS) or not (d.is_floating_point or d.is_complex):
             raise TypeError(
-                f"finfo() requires a floating-point or complex opweave dtype, got {d!r}; "
-                "use iinfo for integer types"
+                f"finfo() requires a floating-point or complex opweave dtype, got {d!r}; use iinfo for integer types"
             )
         d = d.to_real()
         info = _float_info_source(d)

@@ -203,9 +203,7 @@ class OpSchema:
     @property
     def is_out(self) -> bool:
         """Some kwarg-only Tensor (or Tensor list) argument is write-aliased."""
-        return any(
-            a.kwarg_only and a.type.name == "Tensor" and _writes(a.type) for a in self.arguments
-        )
+        return any(a.kwarg_only and a.type.name == "Tensor" and _writes(a.type) for a in self.arguments)
 
     @property
     def is_view(self) -> bool:
@@ -341,9 +339,7 @@ class _Parser:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.toks = [
-            (m.lastgroup, m[m.lastindex], m.start(m.lastindex)) for m in _TOKEN.finditer(text)
-        ]
+        self.toks = [(m.lastgroup, m[m.lastindex], m.start(m.lastindex)) for m in _TOKEN.finditer(text)]
         self.toks.append(("end", "", len(text)))
         self.i = 0
 

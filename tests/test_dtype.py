@@ -314,9 +314,7 @@ def test_from_numpy_other_spellings():
     assert D.from_numpy(np.dtype("=c8")) is D.complex64
 
 
-@pytest.mark.parametrize(
-    "bad", ["uint16", "uint32", "uint64", "object", "datetime64[ns]", "U3", ">f4", "V4"]
-)
+@pytest.mark.parametrize("bad", ["uint16", "uint32", "uint64", "object", "datetime64[ns]", "U3", ">f4", "V4"])
 def test_from_numpy_unsupported(bad):
     """Unsupported numpy dtypes raise TypeError naming the dtype."""
     with pytest.raises(TypeError, match="from_numpy") as info:
@@ -324,9 +322,7 @@ def test_from_numpy_unsupported(bad):
     assert str(np.dtype(bad)) in str(info.value)
 
 
-@pytest.mark.parametrize(
-    "name", ["float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e4m3b11fnuz", "int4"]
-)
+@pytest.mark.parametrize("name", ["float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e4m3b11fnuz", "int4"])
 def test_from_numpy_other_ml_dtypes(name):
     """ml_dtypes types that opweave lacks are refused, not confused with a float8 type."""
     with pytest.raises(TypeError, match=name):
@@ -354,9 +350,7 @@ def test_default_dtype_set_and_restore():
         assert D.finfo().dtype == d.name
 
 
-@pytest.mark.parametrize(
-    "bad", [D.int32, D.bool_, D.complex64, D.float8_e4m3fn, D.float8_e5m2, "float32", np.float32]
-)
+@pytest.mark.parametrize("bad", [D.int32, D.bool_, D.complex64, D.float8_e4m3fn, D.float8_e5m2, "float32", np.float32])
 def test_set_default_dtype_rejects(bad):
     """Anything but float16/bfloat16/float32/float64 raises TypeError and changes nothing."""
     with pytest.raises(TypeError, match="only floating-point types are supported"):

@@ -438,10 +438,7 @@ def test_hand_built_schema_round_trips():
         ),
         (Return(None, SchemaType("Tensor", alias=AliasInfo("a", True))),),
     )
-    assert str(s) == (
-        'myns::blend_.out(Tensor(a!) self, float[2] w=[0.5,-1.0], *, str? mode="linear") '
-        "-> Tensor(a!)"
-    )
+    assert str(s) == ('myns::blend_.out(Tensor(a!) self, float[2] w=[0.5,-1.0], *, str? mode="linear") -> Tensor(a!)')
     assert parse_schema(str(s)) == s
     assert s.is_inplace and not s.is_out and s.mutated_arguments == ("self",)
 

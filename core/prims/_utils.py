@@ -82,7 +82,7 @@ def dense_strides_like(t: Tensor) -> tuple:
     shape, stride = t.shape, t.stride()
     if len(shape) < 2 or t.is_contiguous():
         return contiguous_strides(shape)
-    order = sorted(range(len(shape)), key=lambda d: (stride[d] if shape[d] != 1 else float("inf")), reverse=True)
+    order = sorted(range(len(shape)), key=lambda d: stride[d] if shape[d] != 1 else float("inf"), reverse=True)
     out, acc = [0] * len(shape), 1
     for d in reversed(order):
         out[d] = acc
