@@ -9,8 +9,6 @@ code once per overload keeps parsing and dict building out of the hot path.
 
 from __future__ import annotations
 
-import numbers
-
 from . import _coerce
 from ._device import device as _device_class
 from ._dtype import dtype as _dtype_class
@@ -137,7 +135,6 @@ def make_entry(op, dispatch, factory_keys, cache=None) -> callable:
         "_st": local(),
         "_dispatch": dispatch,
         "_factory_keys": factory_keys,
-        "numbers": numbers,
         "_SCALARS": frozenset({bool, int, float, complex}),
         "_DType": _dtype_class,
         "_Device": _device_class,

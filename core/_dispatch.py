@@ -45,11 +45,12 @@ def factory_keys(op, args) -> int:
     from . import _backends
     from ._device import as_device, get_default_device
 
-    dev = None
-    for arg, value in zip(op.schema.arguments, args):
-        if arg.name == "device" and value is not None:
-            dev = as_device(value)
-    dev = dev or get_default_device()
+    position = op._device_position
+    if position is None:
+        names = [a.name for a in op.schema.arguments]
+        position = op._device_position = names.index("device") if "device" in names else -1
+    value = args[position] if position >= 0 else None
+    dev = as_device(value) if value is not None else get_default_device()
     _backends.ensure_loaded(dev.type, op.name)
     return _keys.layer_bit(Layer.Dense) | _keys.backend_bit(dev.type)
 

@@ -74,6 +74,7 @@ class OpOverload:
         self._deterministic_kernels: dict[tuple, Kernel] = {}  # preferred in deterministic mode
         self._composite_explicit: Kernel | None = None
         self._cache: dict[int, object] = {}
+        self._device_position = None  # index of the ``device`` argument (-1: none); set on first factory call
         self._entry = None
 
     def __call__(self, *args, **kwargs):

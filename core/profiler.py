@@ -49,8 +49,22 @@ _BELOW_PYTHON = ~_keys.layers_at_and_above(Layer.Python)
 _perf_counter_ns = time.perf_counter_ns
 
 
+class _Microseconds:
+    """``cpu_time_total`` / ``self_cpu_time_total`` in microseconds, from the ``*_ns`` attributes."""
+
+    @property
+    def cpu_time_total(self) -> float:
+        """Inclusive wall time in microseconds."""
+        return self.cpu_time_total_ns / 1000.0
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        """Self wall time in microseconds."""
+        return self.self_cpu_time_total_ns / 1000.0
+
+
 @dataclass
-class FunctionEvent:
+class FunctionEvent(_Microseconds):
     """One recorded operator call (or ``record_function`` block, or ``[memory]`` record).
 
     ``name`` is the overload's qualified name (``"add.Tensor"``, ``"prims::add"``), the
@@ -108,16 +122,6 @@ class FunctionEvent:
     def self_cpu_time_total_ns(self) -> int:
         """Wall time in nanoseconds minus that of the nested events."""
         return self.cpu_time_total_ns - self.children_ns
-
-    @property
-    def cpu_time_total(self) -> float:
-        """Inclusive wall time in microseconds."""
-        return self.cpu_time_total_ns / 1000.0
-
-    @property
-    def self_cpu_time_total(self) -> float:
-        """Self wall time in microseconds."""
-        return self.self_cpu_time_total_ns / 1000.0
 
     @property
     def key(self) -> str:
@@ -487,7 +491,7 @@ _SUMMED_MEMORY = (
 
 
 @dataclass
-class FunctionEventAvg:
+class FunctionEventAvg(_Microseconds):
     """Events of one key (and input shapes, when grouped so) added up; times in microseconds.
 
     Memory figures are sums, except ``peak_memory_usage``: the largest of the events'.
@@ -522,16 +526,6 @@ class FunctionEventAvg:
     def name(self) -> str:
         """Same as ``key``."""
         return self.key
-
-    @property
-    def cpu_time_total(self) -> float:
-        """Total inclusive time, microseconds."""
-        return self.cpu_time_total_ns / 1000.0
-
-    @property
-    def self_cpu_time_total(self) -> float:
-        """Total self time, microseconds."""
-        return self.self_cpu_time_total_ns / 1000.0
 
     @property
     def cpu_time(self) -> float:

@@ -8,7 +8,7 @@ Every helper reads only tensor metadata, so the ops run on the meta device.
 from __future__ import annotations
 
 from .. import _dtype
-from .._ops import define, lookup, prims
+from .._ops import lookup, prims
 from .._tensor import Tensor, wrap_scalar
 from ..prims._utils import ALL, BOOL, COMPLEX, FLOAT, FLOATING, INT, INTEGRAL, NUMERIC, REAL
 from ._utils import (
@@ -133,26 +133,10 @@ def check_alpha(op: str, alpha, dtype) -> None:
 def pointwise(schema: str, fn, *, core: bool = False, inplace: bool = True, out=True, tags=()):
     """``define_with_variants`` with the "pointwise" tag (and "core" when asked).
 
-    ``out`` may be a string: the overload name of the ``out=`` variant, for ops
-    whose default rule (``.out`` for the "" and "Tensor" overloads) would clash,
-    like ``clamp.Tensor`` whose variant PyTorch names ``clamp.Tensor_out``.
+    ``out`` may name the ``out=`` overload (see ``define_with_variants``).
     """
     all_tags = ("pointwise",) + (("core",) if core else ()) + tuple(tags)
-    if not isinstance(out, str):
-        return define_with_variants(schema, fn, tags=all_tags, inplace=inplace, out=out)
-    functional = define_with_variants(schema, fn, tags=all_tags, inplace=inplace, out=False)
-    _define_named_out(functional, out, all_tags)
-    return functional
-
-
-def _define_named_out(functional, overload: str, tags) -> None:
-    """The generated ``out=`` variant of ``functional`` under the overload name ``overload``."""
-    from . import _utils
-
-    text = _utils._variant_schema(functional, "out").split("(", 1)[1]
-    variant_tags = tuple(t for t in tags if t != "core") + ("generated", "out")
-    op = define(f"{functional.schema.name}.{overload}({text}", _utils._out_kernel(functional, 1), tags=variant_tags)
-    op.functional, op.variant = functional, "out"
+    return define_with_variants(schema, fn, tags=all_tags, inplace=inplace, out=out)
 
 
 def redirect(schema: str, target: str, *, doc=None, inplace: bool = True, out=True, tags=("pointwise",)):

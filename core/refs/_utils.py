@@ -153,7 +153,7 @@ def keep_dims(t: Tensor, dims, ndim: int) -> Tensor:
 # -- generated variants ---------------------------------------------------
 
 
-def _variant_schema(functional: OpOverload, variant: str) -> str:
+def _variant_schema(functional: OpOverload, variant: str, out_overload: str | None = None) -> str:
     s = functional.schema
     args = list(s.arguments)
     if variant == "inplace":
@@ -179,7 +179,7 @@ def _variant_schema(functional: OpOverload, variant: str) -> str:
     if star is None:
         text.append("*")
     text.extend(outs)
-    overload = "out" if s.overload in ("", "Tensor") else f"{s.overload}_out"
+    overload = out_overload or ("out" if s.overload in ("", "Tensor") else f"{s.overload}_out")
     if len(outs) == 1:
         returns = "Tensor(a!)"
     else:
@@ -269,7 +269,11 @@ def write_out(op: str, out: Tensor, result: Tensor) -> None:
 
 
 def define_with_variants(schema: str, decomposition, *, tags=(), inplace=True, out=True, doc=None) -> OpOverload:
-    """Define a functional canonical op and derive its in-place and ``out=`` variants."""
+    """Define a functional canonical op and derive its in-place and ``out=`` variants.
+
+    ``out`` may be a string: the overload name of the ``out=`` variant, where the default
+    rule (``.out`` for the "" and "Tensor" overloads) would clash (``clamp.Tensor_out``).
+    """
     functional = define(schema, decomposition, tags=tags, doc=doc)
     variant_tags = tuple(t for t in tags if t not in ("core",)) + ("generated",)
     if inplace:
@@ -279,6 +283,11 @@ def define_with_variants(schema: str, decomposition, *, tags=(), inplace=True, o
         op.functional, op.variant = functional, "inplace"
     if out:
         n_outs = len(functional.schema.returns)
-        op = define(_variant_schema(functional, "out"), _out_kernel(functional, n_outs), tags=variant_tags + ("out",))
+        out_overload = out if isinstance(out, str) else None
+        op = define(
+            _variant_schema(functional, "out", out_overload),
+            _out_kernel(functional, n_outs),
+            tags=variant_tags + ("out",),
+        )
         op.functional, op.variant = functional, "out"
     return functional
