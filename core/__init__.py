@@ -85,7 +85,7 @@ _backends.discover()
 _install_methods(globals())
 
 # Global modes: deterministic algorithms, float32 matmul precision; the profiler; opweave.utils.
-from . import profiler, utils  # noqa: E402
+from . import fft, linalg, nn, profiler, special, utils  # noqa: E402
 from ._autocast import autocast, autocast_policy, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from ._modes import (  # noqa: E402
     are_deterministic_algorithms_enabled,

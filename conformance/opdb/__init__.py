@@ -62,7 +62,22 @@ __all__ = [
 ]
 
 #: Modules with hand-written entries (imported on first use).
-FAMILIES = ("elementwise", "reductions", "views", "random")
+FAMILIES = (
+    "elementwise",
+    "reductions",
+    "views",
+    "random",
+    "indexing",
+    "sorting",
+    "scans",
+    "creation",
+    "nn_layers",
+    "nn_misc",
+    "linalg",
+    "fft",
+    "statistics",
+    "quantized",
+)
 
 _hand: dict[str, OpInfo] = {}
 _cache: dict[str, OpInfo | None] = {}

@@ -14,6 +14,7 @@ overridden. In-place and ``out=`` variants use their functional op's sample.
 
 from __future__ import annotations
 
+import importlib
 import zlib
 from dataclasses import dataclass
 
@@ -228,6 +229,9 @@ OVERRIDES: dict[str, dict] = {
     "tile": {"dims": [2, 1]},
 }
 
+#: Families whose overrides live in their own module ``samples_<family>.py`` (a dict ``OVERRIDES``).
+OVERRIDE_FAMILIES = ("nn_layers", "nn_misc", "linalg", "fft", "statistics", "quantized")
+
 # name-based guesses for arguments no override names (the default tensor shape S is 2 x 3)
 _TENSORS = {
     "index": ints(2, high=2),
@@ -281,6 +285,15 @@ def _default(op, arg, rng):
     raise LookupError(f"no sample for {op.name} argument {arg}: add an override")
 
 
+def _load_family_overrides() -> None:
+    for family in OVERRIDE_FAMILIES:
+        module = importlib.import_module(f"{__package__}.samples_{family}")
+        for name, spec in module.OVERRIDES.items():
+            if name in OVERRIDES:
+                raise ValueError(f"schema samples: {name} overridden twice")
+            OVERRIDES[name] = spec
+
+
 def overrides_for(op) -> dict:
     """The overrides of ``op``: its packet's (``"add"``), updated by its qualified name's (``"add.Tensor"``)."""
     packet = op.name.split(".")[0]
@@ -325,3 +338,6 @@ def to_device(v, device: str):
     if isinstance(v, dict):
         return {k: to_device(x, device) for k, x in v.items()}
     return v
+
+
+_load_family_overrides()

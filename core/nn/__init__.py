@@ -1,0 +1,5 @@
+"""``opweave.nn``: neural-network functions (``opweave.nn.functional``)."""
+
+from . import functional
+
+__all__ = ["functional"]
