@@ -104,6 +104,8 @@ def compare(actual, expected, dtype, rtol: float, atol: float, exact: bool = Fal
 
     Integers and bool compare exactly; floating values match nan for nan, infinities
     exactly, and finite values within ``atol + rtol * |expected|`` (complex: both parts).
+    The integers of quantized dtypes compare within ``atol`` when one is given (``atol=1``:
+    one quantization step, for engines whose requantization rounds differently).
     """
     actual = np.asarray(actual)
     expected = np.asarray(expected)
@@ -111,7 +113,9 @@ def compare(actual, expected, dtype, rtol: float, atol: float, exact: bool = Fal
         return {"reason": f"shape {list(actual.shape)} != expected {list(expected.shape)}"}
     with quiet():
         want = expected.astype(dtype.numpy) if dtype is not None else expected
-    if actual.dtype.kind in "biu" and want.dtype.kind in "biu":
+    if dtype is not None and dtype.is_quantized and atol and not exact:
+        bad = np.abs(actual.astype(np.int64) - want.astype(np.int64)) > atol
+    elif actual.dtype.kind in "biu" and want.dtype.kind in "biu":
         bad = actual != want
     else:
         a, w = widen(actual), widen(want)
@@ -206,9 +210,22 @@ def check_values(ctx: Context, info: OpInfo, result, expected: list, where: str 
 
 
 def _compare_python(out, want, info, ctx):
+    if hasattr(out, "unpack") and isinstance(want, dict):  # packed quantized weights: compare what they hold
+        return _compare_packed(out, want, info, ctx)
     if isinstance(out, (bool, np.bool_)) or isinstance(want, (bool, np.bool_)):
         return None if bool(out) == bool(np.asarray(want)) else {"actual": repr(out), "expected": repr(want)}
     return compare(np.asarray(out), np.asarray(want), None, *ctx.tolerance(info, ow.float64))
+
+
+def _compare_packed(out, want, info, ctx):
+    """Packed weights against ``{"weight": integers, "bias": values or None}`` from the oracle."""
+    weight, bias = out.unpack()[:2]
+    bad = compare(to_host(weight.int_repr()), want["weight"], None, 0.0, 0.0)
+    if bad is None and (bias is None) != (want.get("bias") is None):
+        bad = {"reason": "bias presence differs"}
+    if bad is None and bias is not None:
+        bad = compare(to_host(bias), want["bias"], bias.dtype, *ctx.tolerance(info, bias.dtype))
+    return bad
 
 
 # -- one sample of a functional op -------------------------------------------------------------
@@ -315,7 +332,11 @@ def check_returns_mutated(op, args, kwargs, result) -> None:
 
 
 def check_meta(ctx: Context, info: OpInfo, sample: SampleInput, result) -> None:
-    """Outputs have the structure, shapes and dtypes of the meta device's (and, for views, its strides)."""
+    """Outputs have the structure, shapes and dtypes of the meta device's, and its strides where promised.
+
+    Views must match strides and storage offset; prims (and entries flagged ``strides``)
+    must match the strides of every dim of size > 1 (check "strides").
+    """
     args, kwargs = build(sample, "meta")
     try:
         meta = call(info.op, args, kwargs)
@@ -341,6 +362,13 @@ def _compare_structure(info, result, meta, where):
             want = (tuple(meta.stride()), meta.storage_offset())
             if got != want:
                 raise CheckFailure("meta", f"{where} (a view) has strides/offset {got}; the meta device says {want}")
+        elif info.promises_strides and result.numel() > 1:
+            got, want = significant_strides(result), significant_strides(meta)
+            if got != want:
+                raise CheckFailure(
+                    "strides",
+                    f"{where} has strides {tuple(result.stride())}; the meta device says {tuple(meta.stride())}",
+                )
         return
     if isinstance(result, (tuple, list)):
         if not isinstance(meta, (tuple, list)) or len(meta) != len(result):
@@ -350,6 +378,11 @@ def _compare_structure(info, result, meta, where):
         return
     if isinstance(meta, ow.Tensor):
         raise CheckFailure("meta", f"{where} is {type(result).__name__}; the meta device returns a Tensor")
+
+
+def significant_strides(t) -> tuple:
+    """The strides of ``t``'s dims of size > 1 (a size-1 dim's stride never addresses memory)."""
+    return tuple(st if n > 1 else None for n, st in zip(t.shape, t.stride()))
 
 
 def _describe(v):

@@ -86,7 +86,8 @@ def _replay_one(runner, op: str, d: dict) -> ReplayResult:
         except (CheckFailure, NotImplementedKernel) as exc:
             outcome = exc
     else:
-        outcome = runner.run_sample(info, _dtype(d.get("dtype")), sample, int(index or 0))
+        position = index if isinstance(index, int) else 1  # "hypothesis": a searched sample, not the first
+        outcome = runner.run_sample(info, _dtype(d.get("dtype")), sample, position)
     if outcome is None:
         return ReplayResult(op, d.get("dtype"), index, False, "every check passes now")
     return ReplayResult(op, d.get("dtype"), index, True, str(outcome))

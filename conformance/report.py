@@ -5,7 +5,9 @@ config or the op database expected, with the reason), ``not-implemented`` (the
 backend has no kernel for something the op needs), ``xpass`` (expected to fail
 but passed: remove the xfail), ``no-oracle`` (ran, matched the meta device and
 the other semantic checks, but its values have no independent oracle), ``pass``
-and ``skip`` (no dtype of the op runs on this backend).
+and ``skip`` (no dtype of the op runs on this backend). Independently of its
+status, an op is marked "fallback" (``OpResult.fallback``: the prims it ran on the
+CPU through the core's CPU fallback) when some of its work did not run on the backend.
 """
 
 from __future__ import annotations
@@ -93,6 +95,7 @@ class OpResult:
     reason: str | None = None
     dtypes: list = field(default_factory=list)
     seconds: float = 0.0
+    fallback: list = field(default_factory=list)  # prims that ran through the CPU fallback (see opweave._fallback)
 
     def aggregate(self) -> None:
         """The op's status: the worst of its dtypes' (``skip`` if none ran)."""
@@ -127,6 +130,8 @@ class OpResult:
         }
         if self.variant:
             out["variant"] = self.variant
+        if self.fallback:
+            out["fallback"] = self.fallback
         if self.reason:
             out["reason"] = self.reason
         return out
@@ -203,6 +208,7 @@ class Report:
             "ok": self.ok,
             "summary": dict(self.counts()),
             "families": {k: dict(v) for k, v in self.families().items()},
+            "fallback": sorted(r.name for r in self.ops if r.fallback),
             "backend_checks": [c.to_json() for c in self.backend_checks],
             "ops": [r.to_json() for r in self.ops],
         }
@@ -254,6 +260,13 @@ class Report:
             if rows:
                 lines.append(f"\n{title}:")
                 lines += [f"  {r.name}: {r.reason}" for r in rows]
+        fallback = [r for r in self.ops if r.fallback]
+        if fallback:
+            prims = Counter(p for r in fallback for p in r.fallback)
+            lines.append(f"\nfallback: {len(fallback)} ops ran prims on the CPU (copies in and out); prims (ops affected):")
+            lines += [f"  {k}: cpu fallback ({n} ops)" for k, n in prims.most_common(20)]
+            if len(prims) > 20:
+                lines.append(f"  ... and {len(prims) - 20} more prims (the JSON report lists every op)")
         missing = [r for r in self.ops if r.status == "not-implemented"]
         if missing:
             kernels = Counter(_missing_kernel(r.reason) for r in missing)

@@ -5,18 +5,22 @@ backend's plugin for its expectations (the ``opweave_conformance_config`` hook),
 runs each op's samples through :mod:`.checks`, and returns a :class:`~.report.Report`.
 A run is replayable: the samples of (op, dtype) come from
 ``numpy.random.default_rng(seed_for(seed, op, dtype))``, and the first failing
-sample of each op is recorded with its seed, index and inputs.
+sample of each op is recorded with its seed, index and inputs. The full profile
+then searches with Hypothesis (:mod:`.strategies`, seeded with the same seed); a
+failure it finds is recorded with ``sample_index`` ``"hypothesis"`` and its inputs.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 import opweave as ow
+from opweave import _fallback
 
 from . import checks, opdb
 from .checks import CheckFailure, Context, NotImplementedKernel
@@ -24,8 +28,12 @@ from .opdb._core import ALL, OpInfo, seed_for, take
 from .report import BackendCheck, DtypeResult, OpResult, Report
 from .tensors import encode_sample
 
-#: Samples per (op, dtype): hand-written entries / generated (schema-driven) entries.
-PROFILES = {"quick": {"samples": 5, "generated": 1}, "full": {"samples": 16, "generated": 3}}
+#: Samples per (op, dtype): hand-written entries / generated (schema-driven) entries, and the number of
+#: examples the Hypothesis search (:mod:`.strategies`) tries per hand-written functional op and dtype.
+PROFILES = {
+    "quick": {"samples": 5, "generated": 1, "search": 0},
+    "full": {"samples": 16, "generated": 3, "search": 8},
+}
 
 
 @dataclass
@@ -40,6 +48,7 @@ class Config:
     def from_hook(cls, backend: str) -> Config:
         """The config the backend's plugin returns (defaults if it implements no hook)."""
         ow.backends.get(backend)  # load the plugin so that its hook implementation is registered
+        ow.backends.load()  # and feature plugins (a quantized engine) that state expectations for this backend
         raw = ow.backends.plugin_manager().hook.opweave_conformance_config(backend=backend) or {}
         return cls.from_dict(raw)
 
@@ -132,8 +141,10 @@ class Runner:
             result.seconds = time.perf_counter() - start
             return result
         dtypes = self.dtypes_for(info)
+        before = Counter(_fallback.calls)
         results = [self._run_dtype(info, d) for d in dtypes]
         result = OpResult(name, info.family or family, info.source, info.variant, "skip", None, results)
+        result.fallback = sorted(p for p, n in _fallback.calls.items() if n > before.get(p, 0))
         result.aggregate()
         result.seconds = time.perf_counter() - start
         return result
@@ -161,6 +172,12 @@ class Runner:
             if outcome is not None:
                 result.record(outcome, index, encode_sample(sample))
                 return result.finish(info, xfail)
+        found = self._search(info, dtype, seed)
+        if found is not None:
+            sample, outcome = found
+            result.samples += 1
+            result.record(outcome, "hypothesis", encode_sample(sample))
+            return result.finish(info, xfail)
         if info.error_inputs is not None and info.variant is None:
             outcome = self._run_errors(info, dtype, rng)
             if outcome is not None:
@@ -169,6 +186,18 @@ class Runner:
             result.status = "skip"
             result.message = "no sample runs on this backend's dtypes"
         return result.finish(info, xfail)
+
+    def _search(self, info: OpInfo, dtype, seed: int):
+        """The profile's Hypothesis search: ``(sample, failure)`` of the minimal failing sample, or None."""
+        budget = PROFILES[self.profile].get("search", 0)
+        if not budget or info.variant is not None or info.source != "opdb" or info.random or info.values_undefined:
+            return None
+        from . import strategies
+
+        def run(sample):
+            return None if self._skipped(sample) else self.run_sample(info, dtype, sample, 1)
+
+        return strategies.search(run, info, dtype, self.backend, budget, seed)
 
     def run_sample(self, info: OpInfo, dtype, sample, index: int, notes: list | None = None):
         """None if every check passes, else the exception that stopped them (``notes`` collects remarks)."""

@@ -18,10 +18,15 @@ P = ow.ops.prims
 
 
 def build_arr(a: Arr, device: str):
-    """The tensor of ``a`` on ``device`` in ``a.layout``."""
+    """The tensor of ``a`` on ``device`` in ``a.layout``.
+
+    An Arr with an ``on(values, dtype, device)`` method builds its own base tensors (quantized
+    tensors carry parameters); the layout is then applied to them with the same view prims.
+    """
     v, dt, layout = a.value, a.dtype, a.layout
+    _on = getattr(a, "on", None) or _on_device
     if layout == "cpu":
-        return ow.tensor(v, dtype=dt)
+        return _on(v, dt, "cpu")
     if layout == "transposed":
         perm = list(range(v.ndim))
         perm[-1], perm[-2] = perm[-2], perm[-1]
@@ -40,7 +45,7 @@ def build_arr(a: Arr, device: str):
     return _on(v, dt, device)
 
 
-def _on(values: np.ndarray, dtype, device: str):
+def _on_device(values: np.ndarray, dtype, device: str):
     t = ow.tensor(values, dtype=dtype)
     return t if device == "cpu" else t.to(device)
 
@@ -53,6 +58,8 @@ def build(sample: SampleInput, device: str) -> tuple[list, dict]:
 
 
 def _build_value(v, device):
+    if hasattr(v, "build"):  # a value that builds itself on the device (packed quantized weights)
+        return v.build(device)
     if isinstance(v, Arr):
         return build_arr(v, device)
     if v is DEVICE:
@@ -77,6 +84,8 @@ def oracle_args(sample: SampleInput, upcast) -> tuple[list, dict]:
 
 
 def _oracle_value(v, upcast):
+    if hasattr(v, "oracle_value"):  # quantized tensors: integers with their parameters
+        return v.oracle_value()
     if isinstance(v, Arr):
         if upcast == "opmath":
             return opmath(v.value)

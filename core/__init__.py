@@ -36,12 +36,16 @@ from ._dtype import (
     int64,
     long,
     promote_types,
+    qint8,
+    qint32,
+    quint8,
     result_type,
     set_default_dtype,
     short,
     uint8,
 )
 from ._hookspecs import hookimpl, hookspec
+from ._quantized import per_channel_affine, per_channel_symmetric, per_tensor_affine, per_tensor_symmetric
 from ._tensor import Size, Tensor
 
 try:
@@ -86,6 +90,7 @@ _install_methods(globals())
 
 # Global modes: deterministic algorithms, float32 matmul precision; the profiler; opweave.utils.
 from . import fft, linalg, nn, profiler, special, utils  # noqa: E402
+from . import quantization  # noqa: E402  (quantized:: ops, Quantized-layer kernels)
 from ._autocast import autocast, autocast_policy, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from ._modes import (  # noqa: E402
     are_deterministic_algorithms_enabled,

@@ -42,6 +42,8 @@ class Backend:
     # What the backend does for float32 matmuls at each opweave.set_float32_matmul_precision
     # level it accelerates, e.g. {"high": "tf32", "medium": "bf16"}; undeclared levels are IEEE float32.
     float32_matmul_modes: Mapping[str, str] = MappingProxyType({})
+    # True: prims without a kernel of this backend run on the CPU with copies (see ``_fallback``)
+    cpu_fallback: bool = False
 
     def is_available(self) -> bool:
         """Whether the device can be used now."""
@@ -111,6 +113,11 @@ class Registry:
     def __init__(self, source: str):
         self.source = source
         self.backends: list[str] = []
+        self.features: list[tuple] = []
+
+    def feature(self, name: str, available: bool, reason: str | None = None) -> None:
+        """Declare a feature without a device (a quantized engine, say): shown by ``status()`` with its reason."""
+        self.features.append((name, bool(available), None if available else reason))
 
     def backend(self, backend: Backend) -> None:
         """Declare a device backend (its type gets a dispatch key bit)."""
@@ -156,6 +163,7 @@ class PluginRecord:
     loaded: bool = False
     error: str | None = None
     backends: list = field(default_factory=list)
+    features: list = field(default_factory=list)  # (name, available, reason) from Registry.feature
 
 
 _backends: dict[str, Backend] = {}
@@ -209,6 +217,7 @@ def _register(plugin, record: PluginRecord) -> None:
         raise
     record.loaded = True
     record.backends = registry.backends
+    record.features = registry.features
 
 
 def register_plugin(module, name: str | None = None) -> PluginRecord:
@@ -283,11 +292,13 @@ class BackendStatus:
     available: bool
     devices: int
     reason: str | None
+    kind: str = "device"  # or "feature": a plugin that provides no device (see Registry.feature)
 
     def __str__(self):
         state = "available" if self.available else "unavailable"
         why = f" ({self.reason})" if self.reason else ""
-        return f"{self.name:<10} {state:<12} devices={self.devices:<3} plugin={self.plugin}{why}"
+        what = "feature    " if self.kind == "feature" else f"devices={self.devices:<3}"
+        return f"{self.name:<10} {state:<12} {what} plugin={self.plugin}{why}"
 
 
 class StatusList(list):
@@ -307,6 +318,10 @@ def status(load_all: bool = True) -> StatusList:
         backend = _backends.get(name)
         record = _plugins.get(name) or next((r for r in _plugins.values() if name in r.backends), None)
         plugin = record.value if record else "core"
+        if backend is None and record is not None and record.features:
+            for feature, available, reason in record.features:
+                rows.append(BackendStatus(feature, record.value, True, available, 0, reason, "feature"))
+            continue
         if backend is None:
             reason = record.error if record and record.error else "not loaded"
             rows.append(BackendStatus(name, plugin, False, False, 0, reason))

@@ -13,6 +13,7 @@ Resolution of one slot (layer L, backend B), first match wins:
 2. at Dense: the op's CompositeExplicit kernel;
 3. the backend's boxed fallback for L, then L's fallback for every backend;
 4. the op's CompositeImplicit decomposition;
+   then, for a prim on a backend that opted in, the CPU fallback (``_fallback``);
 5. a layer that falls through (Autocast, Python, ...) is skipped: go to the next layer;
 6. otherwise ``NotImplementedError`` naming the op, the key and the backends that have it.
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import contextlib
 
-from . import _binding, _keys
+from . import _binding, _fallback, _keys
 from ._keys import LAYER_BITS, Layer
 
 _FALLTHROUGH_LAYERS = {Layer.Autograd, Layer.Autocast, Layer.Trace, Layer.Python}
@@ -181,6 +182,9 @@ def _slot(op, layer: Layer, backend: str | None, keyset: int):
         return boxed, f"{layer.name}×{where}: boxed fallback from {fallback.source}"
     if op.decomposition is not None and layer in (Layer.Dense, Layer.Quantized):
         return op.decomposition, f"{layer.name}×{backend}: CompositeImplicit decomposition"
+    cpu = _fallback.kernel_for(op, backend) if layer is Layer.Dense else None
+    if cpu is not None:
+        return _finish(op, cpu, layer, keyset), f"Dense×{backend}: CPU fallback (the CPU kernel, with copies)"
     return None
 
 

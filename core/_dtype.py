@@ -6,6 +6,10 @@ Every dtype is an immutable singleton (compare with ``is`` or ``==``).  The rule
 ``complex32``, so wherever PyTorch would produce ``complex32`` (half-precision values
 meeting a complex number) opweave produces ``complex64``.
 
+The quantized dtypes ``qint8``, ``quint8`` and ``qint32`` (``is_quantized``) are stored as
+int8, uint8 and int32 (``numpy``); they are not in ``ALL_DTYPES`` (see ``QUANTIZED_DTYPES``),
+and promotion involving them raises TypeError, as in PyTorch.
+
 The module also binds the names ``bool``, ``float`` and ``int`` (as ``torch.bool`` etc.),
 so the code below always reaches Python's own types through ``builtins``.
 """
@@ -32,6 +36,10 @@ __all__ = [
     "complex128",
     "float8_e4m3fn",
     "float8_e5m2",
+    "qint8",
+    "quint8",
+    "qint32",
+    "QUANTIZED_DTYPES",
     "half",
     "double",
     "long",
@@ -68,6 +76,7 @@ _FIELDS = (
     "dlpack",
     "is_float8",
     "index",
+    "is_quantized",
 )
 
 
@@ -78,7 +87,8 @@ class dtype:  # noqa: N801 - named like torch.dtype
     "uint", "int", "float", "complex"), ``is_floating_point`` (real floating types,
     float8 included), ``is_complex``, ``is_signed``, ``numpy`` (the numpy dtype used for
     storage), ``dlpack`` (``(type_code, bits)``), ``is_float8`` and ``index`` (the
-    position in ``ALL_DTYPES``; also available as ``priority``).
+    position in ``ALL_DTYPES``; also available as ``priority``), ``is_quantized`` (qint8,
+    quint8, qint32: ``numpy`` is then the storage type of the integer representation).
     """
 
     __slots__ = _FIELDS
@@ -87,7 +97,7 @@ class dtype:  # noqa: N801 - named like torch.dtype
         raise TypeError("opweave.dtype cannot be instantiated; use the module's dtypes")
 
     @classmethod
-    def _make(cls, name, kind, np_dtype, dlpack_code, index):
+    def _make(cls, name, kind, np_dtype, dlpack_code, index, is_quantized=False):
         """Create one singleton (module-internal)."""
         self = object.__new__(cls)
         np_dtype = np.dtype(np_dtype)
@@ -102,6 +112,7 @@ class dtype:  # noqa: N801 - named like torch.dtype
             "dlpack": (dlpack_code, np_dtype.itemsize * 8),
             "is_float8": name.startswith("float8"),
             "index": index,
+            "is_quantized": is_quantized,
         }
         for field in _FIELDS:
             object.__setattr__(self, field, values[field])
@@ -185,6 +196,16 @@ _BY_NAME = {d.name: d for d in ALL_DTYPES}
     float8_e5m2,
 ) = ALL_DTYPES
 
+# Quantized dtypes: integer storage, not part of ALL_DTYPES (kept after it in ``index`` order).
+QUANTIZED_DTYPES = tuple(
+    dtype._make(name, kind, np_dtype, code, len(ALL_DTYPES) + i, True)
+    for i, (name, kind, np_dtype, code) in enumerate(
+        (("qint8", "int", np.int8, _DL_INT), ("quint8", "uint", np.uint8, _DL_UINT), ("qint32", "int", np.int32, _DL_INT))
+    )
+)
+qint8, quint8, qint32 = QUANTIZED_DTYPES
+_BY_NAME.update((d.name, d) for d in QUANTIZED_DTYPES)
+
 half = float16
 double = float64
 long = int64
@@ -259,6 +280,8 @@ def promote_types(a, b):
     _check_dtype(b, "promote_types")
     if a is b:
         return a
+    if a.is_quantized or b.is_quantized:
+        raise TypeError(f"promote_types: promotion for quantized types is not supported, got {a.name} and {b.name}")
     if a.is_float8 or b.is_float8:
         raise TypeError(f"promote_types: promotion for float8 types is not supported, got {a.name} and {b.name}")
     if a.is_complex or b.is_complex:
@@ -370,6 +393,8 @@ def result_type(*args):
         arg_dtype = getattr(arg, "dtype", None)
         ndim = getattr(arg, "ndim", None)
         if isinstance(arg_dtype, dtype) and isinstance(ndim, builtins.int):
+            if arg_dtype.is_quantized:
+                raise TypeError(f"result_type(): promotion for quantized types is not supported, got {arg_dtype.name}")
             wrapped = builtins.bool(getattr(arg, "_wrapped_number", False))
             current = arg_dtype
             if wrapped and current.is_complex:

@@ -88,6 +88,8 @@ def printoptions(**kwargs):
 
 def format_tensor(t) -> str:
     """``repr(t)``: ``tensor([...])`` followed by the device, size and dtype suffixes PyTorch shows."""
+    if t.is_quantized:
+        return _format_quantized(t)
     prefix = "tensor("
     indent = len(prefix)
     suffixes = []
@@ -116,6 +118,19 @@ def format_tensor(t) -> str:
         summarize = t.numel() > PRINT_OPTS.threshold
         body = _tensor_str(_host_values(t, summarize), tuple(t.shape), summarize, indent)
     return _add_suffixes(prefix + body, suffixes, indent)
+
+
+def _format_quantized(t) -> str:
+    """A quantized tensor as PyTorch prints it: the dequantized values, then dtype and quantization parameters."""
+    qp = t._qparams
+    text = format_tensor(t.dequantize())
+    text = text[: text.rfind(")")] if text.endswith(")") else text
+    extra = [f"size={tuple(t.shape)}", f"dtype={t.dtype}", f"quantization_scheme={qp.qscheme}"]
+    if qp.per_channel_scheme:
+        extra += [f"scale={list(qp.scales)}", f"zero_point={list(qp.zero_points)}", f"axis={qp.axis}"]
+    else:
+        extra += [f"scale={qp.scale}", f"zero_point={qp.zero_point}"]
+    return _add_suffixes(text, extra, len("tensor("))
 
 
 def _host_values(t, summarize: bool) -> np.ndarray:

@@ -50,7 +50,7 @@ _INDEX_DTYPES = (_dtype.int64, _dtype.int32)
 
 def __getitem__(self, idx):
     """``t[idx]``: a view for basic indices, a new tensor for advanced ones (see the module docstring)."""
-    if type(idx) is int:  # fast path: t[i] -> one strided view
+    if type(idx) is int and self._qparams is None:  # fast path: t[i] -> one strided view (quantized: dispatch)
         shape = self._shape
         if shape:
             n = shape[0]

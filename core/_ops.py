@@ -124,7 +124,7 @@ class OpPacket:
             raise AttributeError(f"op '{self.name}' has no overload '{overload}'") from None
 
     def __call__(self, *args, **kwargs):
-        key = (tuple(map(type, args)), tuple(kwargs))
+        key = (tuple(map(type, args)), tuple(kwargs), tuple(map(type, kwargs.values())) if kwargs else ())
         choice = self._choices.get(key)
         if choice is not None:
             op, packs = choice
@@ -208,8 +208,8 @@ def _is_int(v) -> bool:
 def _kind_fits(t, v, tensor_type) -> bool:
     """Whether value ``v`` can bind to schema type ``t`` (used to choose among overloads)."""
     if t.name == "Tensor":
-        if t.is_list:
-            return isinstance(v, (list, tuple))
+        if t.is_list:  # Tensor[] and Tensor?[]: elements decide between a Tensor[] and a Scalar[] overload
+            return isinstance(v, (list, tuple)) and all(x is None or isinstance(x, tensor_type) for x in v)
         return isinstance(v, tensor_type)
     if isinstance(v, tensor_type):
         return False
@@ -218,7 +218,7 @@ def _kind_fits(t, v, tensor_type) -> bool:
             if isinstance(v, (list, tuple)):
                 return all(_is_int(x) for x in v)
             return _is_int(v)
-        return isinstance(v, (list, tuple))
+        return isinstance(v, (list, tuple)) and not any(isinstance(x, tensor_type) for x in v)
     if t.name in ("int", "SymInt"):
         return _is_int(v)
     if t.name == "bool":
@@ -259,6 +259,8 @@ class _Namespace:
 
 prims = _Namespace("prims.")
 canonical = _Namespace("")
+quantized = _Namespace("quantized::")  # PyTorch's quantized:: operator library (kept apart from canonical names)
+_SPACES = {"prims": prims, "quantized": quantized}
 _all: dict[str, OpOverload] = {}
 
 
@@ -267,7 +269,7 @@ def _install(op: OpOverload) -> OpOverload:
 
     if op.name in _all:
         raise ValueError(f"operator {op.name} is defined twice")
-    space = prims if op.schema.namespace == "prims" else canonical
+    space = _SPACES.get(op.schema.namespace, canonical)
     packet = space._packets.get(op.schema.name)
     if packet is None:
         packet = space._packets[op.schema.name] = OpPacket(op.schema.name)

@@ -47,6 +47,10 @@ KNOWN_TYPES = frozenset(
         "Stream",
         "QScheme",
         "Any",
+        # opaque packed-weight objects of the quantized:: ops (PyTorch spells them
+        # __torch__.torch.classes.quantized.LinearPackedParamsBase etc.)
+        "LinearPackedParamsBase",
+        "Conv2dPackedParamsBase",
     ]
 )
 

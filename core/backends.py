@@ -51,9 +51,16 @@ def float32_matmul_mode(device_type: str) -> str:
 
 
 def __getattr__(name: str):
-    """``opweave.backends.<device type>``: that device type's flags (``.matmul.allow_tf32``)."""
+    """``opweave.backends.<device type>``: that device type's flags (``.matmul.allow_tf32``).
+
+    ``opweave.backends.quantized`` is the quantized engine selection (``engine``, ``supported_engines``).
+    """
     if name.startswith("_") or not name.isidentifier():
         raise AttributeError(f"module 'opweave.backends' has no attribute {name!r}")
+    if name == "quantized":
+        from .quantization._engine import flags
+
+        return flags
     from ._modes import device_flags
 
     return device_flags(name)

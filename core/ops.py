@@ -1,14 +1,15 @@
 """``opweave.ops``: every operator, by name.
 
 ``opweave.ops.add.Tensor`` is a canonical overload, ``opweave.ops.prims.sin``
-a prim packet; :func:`catalog` lists them all.
+a prim packet, ``opweave.ops.quantized.linear`` the ``quantized::linear`` packet;
+:func:`catalog` lists them all.
 """
 
 from __future__ import annotations
 
-from ._ops import OpOverload, OpPacket, canonical, catalog, lookup, prims
+from ._ops import OpOverload, OpPacket, canonical, catalog, lookup, prims, quantized
 
-__all__ = ["OpOverload", "OpPacket", "catalog", "lookup", "prims"]
+__all__ = ["OpOverload", "OpPacket", "catalog", "lookup", "prims", "quantized"]
 
 
 def __getattr__(name: str) -> OpPacket:

@@ -20,6 +20,9 @@ samples = schema_samples
 
 DEVICES = ["cpu"] + (["vnpu"] if ow.backends.is_available("vnpu") else [])
 
+#: Table ops whose results are never floating (an integer rank): they only have to run under autocast.
+INTEGER_RESULTS = ("linalg_matrix_rank",)
+
 
 def _overloads(name: str):
     packet, _, overload = name.partition(".")
@@ -72,5 +75,8 @@ def test_table_op_output_dtype(device, category, op):
     with ow.autocast(device):
         out = op(*args, **kwargs)
     outputs = _floating_outputs(out)
+    if op.schema.name in INTEGER_RESULTS:
+        assert not outputs and out.dtype is ow.int64, op.name
+        return
     assert outputs, f"{op.name} returned no floating tensor"
     assert all(t.dtype.to_real() is expected for t in outputs), [t.dtype for t in outputs]

@@ -71,6 +71,7 @@ FAMILIES = (
     "sorting",
     "scans",
     "creation",
+    "matrix",
     "nn_layers",
     "nn_misc",
     "linalg",

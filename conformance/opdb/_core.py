@@ -152,7 +152,8 @@ class OpInfo:
     not say so), ``nondeterministic`` (results may differ bitwise between runs),
     ``random`` (checked by seeded reproducibility instead of values),
     ``data_dependent`` (no meta run), ``values_undefined`` (uninitialised outputs:
-    ``empty``). ``known_failure`` marks a bug or deviation of the core op (every
+    ``empty``), ``strides`` (output strides are a promise checked against the meta
+    device's, see :attr:`promises_strides`). ``known_failure`` marks a bug or deviation of the core op (every
     backend xfails it, with this reason; a dict maps dtype names to reasons).
     ``family`` groups ops in reports; ``source`` is ``"opdb"`` (hand-written) or
     ``"generated"`` (schema-driven samples).
@@ -171,6 +172,7 @@ class OpInfo:
     data_dependent: bool = False
     values_undefined: bool = False
     upcast: bool = True
+    strides: bool = False
     known_failure: str | dict | None = None
     family: str = ""
     source: str = "opdb"
@@ -183,6 +185,18 @@ class OpInfo:
         from opweave._ops import lookup
 
         return lookup(self.name)
+
+    @property
+    def promises_strides(self) -> bool:
+        """Whether the outputs' strides must equal the meta device's.
+
+        Views promise their strides and storage offset; other ops only where their entry
+        says ``strides=True``: factories that take a layout (``empty_strided``...) and
+        prims whose meta function gives a fixed (contiguous) layout that backends honour.
+        The elementwise and reduction prims' meta layouts (the input's dense order) are
+        advisory: the CPU reference backend returns NumPy's layout instead.
+        """
+        return self.returns_view or bool(self.strides)
 
     @property
     def has_oracle(self) -> bool:

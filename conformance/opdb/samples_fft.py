@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
-from .schema_samples import t  # noqa: F401  (spec builders: t, ints, bools, cplx, lst, value, spd, OnCpu)
+from .schema_samples import cplx, t
 
-OVERRIDES: dict[str, dict] = {}
+OVERRIDES: dict[str, dict] = {
+    "fft_fftfreq": {"n": 5},
+    "fft_rfftfreq": {"n": 5},
+    "stft": {"self": t(16), "n_fft": 4, "return_complex": True},
+    "istft": {"self": cplx(3, 5), "n_fft": 4},
+}

@@ -2,6 +2,81 @@
 
 from __future__ import annotations
 
-from .schema_samples import t  # noqa: F401  (spec builders: t, ints, bools, cplx, lst, value, spd, OnCpu)
+from .schema_samples import ints, t, value
 
-OVERRIDES: dict[str, dict] = {}
+_BN = {"input": t(2, 3, 4), "weight": t(3), "bias": t(3), "running_mean": t(3), "running_var": t(3)}
+_BN_ARGS = {**_BN, "training": True, "momentum": 0.1, "eps": 1e-5}
+_NLL = {"self": t(2, 3), "target": ints(2, high=3)}
+_BAG = {"weight": t(5, 3), "indices": value([0, 2, 4, 1]), "offsets": value([0, 2])}
+_QKV = {"query": t(2, 2, 3, 4), "key": t(2, 2, 5, 4), "value": t(2, 2, 5, 4)}
+
+OVERRIDES: dict[str, dict] = {
+    # norms
+    "batch_norm": {**_BN_ARGS, "cudnn_enabled": False},
+    "native_batch_norm": _BN_ARGS,
+    "_native_batch_norm_legit": _BN_ARGS,
+    "_native_batch_norm_legit.no_stats": {**_BN_ARGS, "running_mean": None, "running_var": None},
+    "_native_batch_norm_legit_no_training": {
+        "input": t(2, 3, 4),
+        "weight": t(3),
+        "bias": t(3),
+        "running_mean": t(3),
+        "running_var": t(3),
+        "momentum": 0.1,
+        "eps": 1e-5,
+    },
+    "instance_norm": {**_BN, "use_input_stats": True, "momentum": 0.1, "eps": 1e-5, "cudnn_enabled": False},
+    "layer_norm": {"input": t(2, 3), "normalized_shape": [3]},
+    "native_layer_norm": {"input": t(2, 3), "normalized_shape": [3], "weight": t(3), "bias": t(3), "eps": 1e-5},
+    "rms_norm": {"input": t(2, 3), "normalized_shape": [3]},
+    "group_norm": {"input": t(2, 4, 3), "num_groups": 2},
+    "native_group_norm": {
+        "input": t(2, 4, 3),
+        "weight": t(4),
+        "bias": t(4),
+        "N": 2,
+        "C": 4,
+        "HxW": 3,
+        "group": 2,
+        "eps": 1e-5,
+    },
+    "local_response_norm": {"input": t(2, 4, 3), "size": 3},
+    # activations and dropout
+    "glu": {"self": t(2, 4)},
+    "prelu": {"weight": t(3)},
+    "_prelu_kernel": {"weight": t(3)},
+    "rrelu": {"training": True},
+    "rrelu_with_noise": {"noise": t(2, 3), "training": True},
+    "feature_dropout": {"input": t(2, 3, 4), "p": 0.5, "train": True},
+    "feature_alpha_dropout": {"input": t(2, 3, 4), "p": 0.5, "train": True},
+    # losses
+    "nll_loss": _NLL,
+    "nll_loss_nd": _NLL,
+    "nll_loss2d": {"self": t(2, 3, 2, 2), "target": ints(2, 2, 2, high=3)},
+    "cross_entropy_loss": _NLL,
+    "multi_margin_loss": {"self": t(2, 3), "target": ints(2, high=3)},
+    "multilabel_margin_loss": {"self": t(2, 3), "target": value([[0, 2, -1], [1, -1, 0]])},
+    "cosine_embedding_loss": {"input1": t(2, 3), "input2": t(2, 3), "target": value([1.0, -1.0])},
+    "poisson_nll_loss": {"log_input": True, "full": False, "eps": 1e-8, "reduction": 1},
+    # embeddings, distances, attention
+    "embedding": {"weight": t(5, 3), "indices": ints(2, 3, high=5)},
+    "embedding_renorm": {"self": t(5, 3), "indices": value([0, 2]), "max_norm": 0.5, "norm_type": 2.0},
+    "embedding_bag": _BAG,
+    "embedding_bag.padding_idx": {
+        **_BAG,
+        "scale_grad_by_freq": False,
+        "mode": 1,
+        "sparse": False,
+        "per_sample_weights": None,
+        "include_last_offset": False,
+        "padding_idx": 2,
+    },
+    "_embedding_bag": _BAG,
+    "one_hot": {"self": ints(2, 3, high=4), "num_classes": 4},
+    "pdist": {"self": t(4, 3)},
+    "_pdist_forward": {"self": t(4, 3)},
+    "cdist": {"x1": t(4, 3), "x2": t(5, 3)},
+    "_cdist_forward": {"x1": t(4, 3), "x2": t(5, 3), "p": 2.0, "compute_mode": None},
+    "scaled_dot_product_attention": _QKV,
+    "_scaled_dot_product_attention_math": _QKV,
+}

@@ -333,6 +333,8 @@ def to_device(v, device: str):
         return v.tensor.clone()
     if isinstance(v, ow.Tensor):
         return v.clone() if device == "cpu" else v.to(device)
+    if hasattr(v, "backend_cache"):  # packed quantized weights (opweave.quantization.LinearPackedParams ...)
+        return v.to(device)
     if isinstance(v, list):
         return [to_device(x, device) for x in v]
     if isinstance(v, dict):

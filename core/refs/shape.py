@@ -12,6 +12,7 @@ import warnings
 
 from .. import _dtype
 from .._device import as_device
+from .._ops import canonical as ops
 from .._ops import define, prims
 from .._tensor import Tensor, contiguous_strides
 from ._shapes import (
@@ -512,12 +513,13 @@ def constant_pad_nd(self, pad, value=0):
 
 
 def pad(self, pad, mode="constant", value=None):
-    """``torch.nn.functional.pad``: only ``mode="constant"`` is implemented here."""
-    if mode != "constant":
-        if mode in ("reflect", "replicate", "circular"):
-            raise NotImplementedError(f"pad: mode {mode!r} is not implemented yet (only 'constant')")
+    """``torch.nn.functional.pad``: ``mode`` "constant", "reflect", "replicate" or "circular" (see ``_pad_enum``)."""
+    modes = ("constant", "reflect", "replicate", "circular")
+    if mode not in modes:
         raise ValueError(f"pad: Unrecognised padding mode {mode}")
-    return constant_pad_nd(self, pad, 0 if value is None else value)
+    if mode == "constant":
+        return constant_pad_nd(self, pad, 0 if value is None else value)
+    return ops._pad_enum(self, pad, modes.index(mode), value)
 
 
 # -- grids ------------------------------------------------------------------------------

@@ -1,0 +1,86 @@
+"""int8 linear layers on the CPU: the x86 engine (oneDNN), the reference kernels, and float32 matmul.
+
+Two shapes: a square ``M = N = K = 1024`` layer and a batch-1 ``1 x 4096 x 4096`` layer
+(``quantized::linear``: quint8 activations, per-channel qint8 weights, float bias, requantized
+quint8 output). Each is timed through the x86 engine and through the reference kernels
+(``opweave.backends.quantized.engine = "reference"``), next to a float32 ``matmul`` of the same
+shape on the CPU backend and in NumPy. Times are the best of several runs (the median is
+printed too: on a shared machine the best is the figure that reflects the code); ``TOPS`` counts
+``2 * M * N * K`` operations. Prints a table; asserts nothing. Run: ``python bench/quant.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+import opweave as ow
+from opweave.ops import quantized
+
+SHAPES = ((1024, 1024, 1024), (1, 4096, 4096))
+
+
+def timed(fn, repeat: int, budget: float = 3.0) -> tuple[float, float]:
+    """``(best, median)`` seconds of ``fn()`` over up to ``repeat`` runs (fewer when a run is slow), after a warm-up."""
+    fn()
+    times = []
+    start = time.perf_counter()
+    while len(times) < repeat and (len(times) < 3 or time.perf_counter() - start < budget):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times), statistics.median(times)
+
+
+def layer(m: int, k: int, n: int, rng):
+    """A quantized linear layer's inputs: quint8 ``X [m, k]``, the packed per-channel qint8 weight, output qparams."""
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = (rng.standard_normal((n, k)) / np.sqrt(k)).astype(np.float32)
+    scales = np.abs(w).max(axis=1) / 127
+    qx = ow.quantize_per_tensor(ow.tensor(x), float(np.abs(x).max() / 127), 128, ow.quint8)
+    qw = ow.quantize_per_channel(ow.tensor(w), ow.tensor(scales.astype(np.float64)), ow.zeros(n, dtype=ow.int64), 0, ow.qint8)
+    packed = quantized.linear_prepack(qw, ow.tensor(rng.standard_normal(n).astype(np.float32)))
+    return qx, packed, x, w
+
+
+def main() -> None:
+    """Measure and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=20, help="timed runs per case (best and median printed)")
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    flags = ow.backends.quantized
+    print(f"quantized engines: {flags.supported_engines}; default {flags.engine!r}")
+    if "x86" in flags.supported_engines:
+        import opweave_x86quant
+
+        print(f"x86 engine: {opweave_x86quant.describe()}")
+    else:
+        print(f"x86 engine unavailable: {flags.status().get('x86', (False, 'plugin not installed'))[1]}")
+    print(f"{'shape M x K x N':<18}{'path':<22}{'best ms':>10}{'median ms':>11}{'TOPS':>8}{'vs f32 ow':>11}{'vs numpy':>10}")
+    for m, k, n in SHAPES:
+        qx, packed, x, w = layer(m, k, n, rng)
+        ops = 2.0 * m * n * k
+        a, b = ow.tensor(x), ow.tensor(np.ascontiguousarray(w.T))
+        xt, wt = x, np.ascontiguousarray(w.T)
+        rows = {}
+        rows["float32 matmul (cpu)"] = timed(lambda: ow.matmul(a, b), args.repeat)
+        rows["float32 numpy"] = timed(lambda: xt @ wt, args.repeat)
+        for engine in flags.supported_engines[::-1]:
+            flags.engine = engine
+            reps = args.repeat if engine != "reference" else max(3, args.repeat // 5)
+            rows[f"int8 linear ({engine})"] = timed(lambda: quantized.linear(qx, packed, 0.05, 64), reps)
+        flags.engine = flags.supported_engines[-1]
+        f32, numpy_f32 = rows["float32 matmul (cpu)"][0], rows["float32 numpy"][0]
+        for name, (best, median) in rows.items():
+            label = f"{m} x {k} x {n}"
+            print(
+                f"{label:<18}{name:<22}{best * 1e3:>10.3f}{median * 1e3:>11.3f}{ops / best / 1e12:>8.3f}"
+                f"{f32 / best:>10.2f}x{numpy_f32 / best:>9.2f}x"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""The CPU fallback: run a prim the device has no kernel for on the CPU, with copies in and out.
+
+Opt-in, per backend (``Backend.cpu_fallback = True``) or for every backend
+(``OPWEAVE_CPU_FALLBACK=1``). The dispatcher asks :func:`kernel_for` only after
+everything else failed (no kernel, no fallback, no decomposition), so canonical
+ops still decompose into the device's prims; only prims reach the CPU.
+
+A fallback call copies each device tensor argument to the host, runs the CPU
+backend's kernel, and copies each result to the inputs' device with the CPU
+result's dense layout (which is the meta function's). Arguments the schema marks
+as written (``Tensor(a!)``) get the CPU's values written back into the device
+tensor. The first call of each (op, device type) warns, naming the op;
+:data:`calls` counts the calls (the conformance suite reads it to mark ops that
+ran through the fallback).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections import Counter
+
+import numpy as np
+
+calls: Counter = Counter()  # op name -> fallback calls, every backend together
+_warned: set = set()
+
+
+def enabled(backend) -> bool:
+    """Whether ``backend`` (a Backend) lets prims without a kernel run on the CPU."""
+    return bool(getattr(backend, "cpu_fallback", False)) or os.environ.get("OPWEAVE_CPU_FALLBACK") == "1"
+
+
+def kernel_for(op, device_type: str | None):
+    """The fallback kernel of ``op`` on ``device_type``, or None (not enabled, or no CPU kernel)."""
+    from . import _backends
+    from ._keys import Layer
+    from ._ops import Kernel
+
+    if device_type in (None, "cpu", "meta") or op.kind != "prim":
+        return None
+    backend = _backends._backends.get(device_type)
+    if backend is None or not enabled(backend):
+        return None
+    _backends.ensure_loaded("cpu")
+    cpu = op._kernels.get((Layer.Dense, "cpu"))
+    if cpu is None:
+        return None
+
+    def on_cpu(*args):
+        return run(op, cpu.fn, backend, args)
+
+    return Kernel(on_cpu, "cpu fallback", cpu.deterministic)
+
+
+def run(op, cpu_kernel, backend, args: tuple):
+    """Run ``cpu_kernel`` on host copies of ``args``; results (and written arguments) go back to the device."""
+    from ._tensor import Tensor
+
+    device = _device_of(args, backend.name)
+    key = (op.name, backend.name)
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(
+            f"{op.name}: no {backend.name} kernel; running it on the CPU (inputs and results are copied)",
+            UserWarning,
+            stacklevel=4,
+        )
+    calls[op.name] += 1
+    host_args = tuple(_to_host(a, backend.name) for a in args)
+    result = cpu_kernel(*host_args)
+    for arg, host, spec in zip(args, host_args, op.schema.arguments):
+        if isinstance(arg, Tensor) and arg.device.type == backend.name and _written(spec):
+            _write_back(arg, host)
+    if isinstance(result, Tensor) and any(result is h for h in host_args):  # returned its written argument
+        return next(a for a, h in zip(args, host_args) if h is result)
+    return _to_device(result, backend, device)
+
+
+def _written(spec) -> bool:
+    alias = spec.type.alias
+    return alias is not None and alias.is_write
+
+
+def _device_of(args, device_type: str):
+    from ._device import device as make_device
+    from ._tensor import Tensor
+
+    for a in args:
+        for v in a if isinstance(a, (list, tuple)) else (a,):
+            if isinstance(v, Tensor) and v.device.type == device_type:
+                return v.device
+            if type(v).__name__ == "device" and getattr(v, "type", None) == device_type:
+                return v if v.index is not None else make_device(device_type, 0)
+    return make_device(device_type, 0)
+
+
+def _to_host(value, device_type: str):
+    from ._device import device as make_device
+    from ._tensor import Tensor
+
+    if isinstance(value, Tensor):
+        if value.device.type != device_type:
+            return value
+        from . import _backends
+
+        array = value._storage.backend.copy_to_host(value)
+        return _backends.get("cpu").from_host(array, make_device("cpu"))
+    if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
+        return type(value)(_to_host(v, device_type) for v in value)
+    if type(value).__name__ == "device" and getattr(value, "type", None) == device_type:
+        return make_device("cpu")
+    return value
+
+
+def _to_device(value, backend, device):
+    from ._tensor import Tensor
+
+    if isinstance(value, Tensor):
+        return _upload(value, backend, device)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_device(v, backend, device) for v in value)
+    return value
+
+
+def _upload(t, backend, device):
+    """A device copy of CPU tensor ``t`` with the same dense layout (contiguous when ``t`` is not dense)."""
+    from ._tensor import Tensor, contiguous_strides
+
+    a = t.numpy(force=True) if t.dtype.numpy is not None else None
+    shape, stride = tuple(t.shape), tuple(t.stride())
+    order = sorted(range(len(shape)), key=lambda d: stride[d], reverse=True)
+    permuted = tuple(shape[d] for d in order)
+    if 0 in shape or tuple(stride[d] for d in order) != contiguous_strides(permuted):
+        return backend.from_host(np.ascontiguousarray(a), device)
+    flat = np.ascontiguousarray(np.transpose(a, order))
+    storage = backend.copy_from_host(flat.reshape(-1), device)
+    return Tensor._make(storage, shape, stride, 0, t.dtype, device)
+
+
+def _write_back(target, host) -> None:
+    """Write the CPU tensor ``host`` into the device tensor ``target`` (same shape and dtype)."""
+    from ._ops import lookup
+
+    source = target._storage.backend.from_host(np.array(host.numpy(force=True), order="C"), target.device)
+    lookup("prims::copy_to")(target, source)

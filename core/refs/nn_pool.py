@@ -1,0 +1,213 @@
+"""Pooling (``torch.nn.functional``'s max/avg/adaptive pools and max_unpool) as canonical ops.
+
+Each op pools the trailing 1, 2 or 3 dims of a ``(C, *spatial)`` or ``(N, C, *spatial)``
+tensor through the pooling prims (``prims.max_pool``, ``avg_pool``, ``adaptive_*``),
+after checking its arguments with PyTorch's rules: ``kernel_size``/``stride``/``padding``/
+``dilation`` take one int or one per dim, ``stride=[]`` means the kernel size, padding is
+at most half the kernel, and the output must not be empty. Max pools accept real dtypes
+(integers too, as PyTorch's CPU kernels), average pools floating dtypes (PyTorch's CPU
+also averages int64; here that is a TypeError, because the pooling prims average floats
+only). Max-pool indices are int64 flat offsets within each spatial plane; ``max_unpool``
+scatters values back to them (an index outside the output plane is a ValueError).
+"""
+
+from __future__ import annotations
+
+from .. import _dtype
+from .._ops import canonical as ops
+from .._ops import define, prims
+from ..prims._utils import FLOAT, REAL
+from ..prims.conv import pool_output_size
+from ._elementwise import check_dtype
+from ._utils import _out_kernel, define_with_variants
+from .nn_conv import check_spatial_input, expand_arg
+
+
+def pool_args(op: str, x, d: int, kernel_size, stride, padding, dilation, ceil_mode, allowed):
+    """Validate a pooling call; returns ``(kernel, stride, padding, dilation)`` with ``d`` entries each."""
+    check_dtype(op, x.dtype, allowed)
+    check_spatial_input(op, x, d)
+    ks = expand_arg(op, "kernel_size", kernel_size, d, 1)
+    st = expand_arg(op, "stride", stride, d, 1, allow_empty=True) or ks
+    pd = expand_arg(op, "padding", padding, d, 0)
+    dl = expand_arg(op, "dilation", dilation, d, 1)
+    for n, k, s, p, dil in zip(x.shape[x.ndim - d :], ks, st, pd, dl):
+        if p > k // 2:
+            raise ValueError(f"{op}: padding {p} should be at most half of the kernel size {k}")
+        size = pool_output_size(n, k, s, p, dil, ceil_mode)
+        if size <= 0:
+            raise ValueError(f"{op}: computed output size {size} is too small for input of shape {list(x.shape)}")
+    return list(ks), list(st), list(pd), list(dl)
+
+
+def _max_pool(op: str, d: int, with_indices: bool):
+    def max_pool(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+        ks, st, pd, dl = pool_args(op, self, d, kernel_size, stride, padding, dilation, ceil_mode, REAL)
+        values, indices = prims.max_pool(self, ks, st, pd, dl, ceil_mode)
+        return (values, indices) if with_indices else values
+
+    max_pool.__name__ = op
+    max_pool.__doc__ = (
+        f"{d}-D max pooling of ``self`` (C, *S) or (N, C, *S)"
+        + (", with int64 flat indices of the maxima in each plane." if with_indices else ".")
+        + " A NaN in a window wins."
+    )
+    return max_pool
+
+
+def _avg_pool(op: str, d: int, with_divisor: bool):
+    def avg_pool(
+        self, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True, divisor_override=None
+    ):
+        ks, st, pd, _ = pool_args(op, self, d, kernel_size, stride, padding, (1,), ceil_mode, FLOAT)
+        if divisor_override is not None and divisor_override == 0:
+            raise ValueError(f"{op}: argument 'divisor_override' must not be zero")
+        return prims.avg_pool(self, ks, st, pd, ceil_mode, count_include_pad, divisor_override)
+
+    if with_divisor:
+        fn = avg_pool
+    else:
+
+        def fn(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True):
+            return avg_pool(self, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+
+    fn.__name__ = op
+    fn.__doc__ = (
+        f"{d}-D average pooling of ``self`` (C, *S) or (N, C, *S); ``count_include_pad`` counts the zero padding "
+        "in the divisor" + (", ``divisor_override`` replaces it." if with_divisor else ".")
+    )
+    return fn
+
+
+def _adaptive(op: str, d: int, kind: str):
+    def adaptive(self, output_size):
+        check_dtype(op, self.dtype, FLOAT if kind == "avg" else REAL)
+        check_spatial_input(op, self, d)
+        size = list(expand_arg(op, "output_size", output_size, d, 0))
+        if kind == "avg":
+            return prims.adaptive_avg_pool(self, size)
+        return prims.adaptive_max_pool(self, size)
+
+    adaptive.__name__ = op
+    adaptive.__doc__ = (
+        f"{d}-D adaptive {kind} pooling to ``output_size``: output ``i`` of a dim of size ``n`` covers "
+        "``[floor(i n / out), ceil((i + 1) n / out))``" + (" (values and int64 indices)." if kind == "max" else ".")
+    )
+    return adaptive
+
+
+def _unpool(op: str, self, indices, output_size, d: int):
+    if indices.dtype is not _dtype.int64:
+        raise TypeError(f"{op}: argument 'indices' must be int64, got {indices.dtype.name}")
+    if tuple(indices.shape) != tuple(self.shape):
+        raise ValueError(f"{op}: 'indices' {list(indices.shape)} must have the shape of 'self' {list(self.shape)}")
+    output_size = tuple(output_size)
+    if len(output_size) != d:
+        raise ValueError(f"{op}: argument 'output_size' must have {d} elements, got {list(output_size)}")
+    if any(s < 0 for s in output_size):
+        raise ValueError(f"{op}: argument 'output_size' must be non-negative, got {list(output_size)}")
+    check_spatial_input(op, self, d)
+    lead = tuple(self.shape[: self.ndim - d])
+    rows, plane_in, plane_out = 1, 1, 1
+    for s in lead:
+        rows *= s
+    for s in self.shape[self.ndim - d :]:
+        plane_in *= s
+    for s in output_size:
+        plane_out *= s
+    x = ops.reshape(self, [rows, plane_in])
+    idx = ops.reshape(indices, [rows, plane_in])
+    zeros = prims.full([rows, plane_out], 0, dtype=self.dtype, device=self.device)
+    try:
+        out = prims.scatter(zeros, 1, idx, x)
+    except ValueError as exc:
+        raise ValueError(f"{op}: argument 'indices' holds an index outside the output plane ({exc})") from None
+    return ops.reshape(out, list(lead + output_size))
+
+
+def max_unpool2d(self, indices, output_size):
+    """Inverse of 2-D max pooling: zeros of (*, oH, oW) with ``self``'s values at their plane ``indices``."""
+    return _unpool("max_unpool2d", self, indices, output_size, 2)
+
+
+def max_unpool3d(self, indices, output_size, stride, padding):
+    """Inverse of 3-D max pooling; ``stride``/``padding`` are checked (3 positive / non-negative ints) only."""
+    op = "max_unpool3d"
+    expand_arg(op, "stride", stride, 3, 1)
+    expand_arg(op, "padding", padding, 3, 0)
+    if len(tuple(stride)) != 3 or len(tuple(padding)) != 3:
+        raise ValueError(f"{op}: arguments 'stride' and 'padding' must have 3 elements")
+    return _unpool(op, self, indices, output_size, 3)
+
+
+MAX_ARGS = "int[{d}] kernel_size, int[{d}] stride=[], int[{d}] padding=0, int[{d}] dilation=1, bool ceil_mode=False"
+AVG_ARGS = "int[{d}] kernel_size, int[{d}] stride=[], int[{d}] padding=0, bool ceil_mode=False"
+AVG_ARGS += ", bool count_include_pad=True"
+
+
+def _with_named_out(functional, out_schema: str, n_outs: int):
+    """Define the ``out=`` variant of ``functional`` with ATen's own out-argument names."""
+    op = define(out_schema, _out_kernel(functional, n_outs), tags=("generated", "out"))
+    op.functional, op.variant = functional, "out"
+
+
+def _define():
+    two_outs = "*, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))"
+    for d in (1, 2, 3):
+        args = MAX_ARGS.format(d=d)
+        define_with_variants(
+            f"max_pool{d}d(Tensor self, {args}) -> Tensor",
+            _max_pool(f"max_pool{d}d", d, False),
+            inplace=False,
+            out=False,
+        )
+        f = define_with_variants(
+            f"max_pool{d}d_with_indices(Tensor self, {args}) -> (Tensor, Tensor)",
+            _max_pool(f"max_pool{d}d_with_indices", d, True),
+            tags=("core",) if d > 1 else (),
+            inplace=False,
+            out=False,
+        )
+        if d > 1:
+            _with_named_out(f, f"max_pool{d}d_with_indices.out(Tensor self, {args}, {two_outs}", 2)
+        avg = AVG_ARGS.format(d=d) + (", int? divisor_override=None" if d > 1 else "")
+        define_with_variants(
+            f"avg_pool{d}d(Tensor self, {avg}) -> Tensor",
+            _avg_pool(f"avg_pool{d}d", d, d > 1),
+            tags=("core",) if d > 1 else (),
+            inplace=False,
+            out=d > 1,
+        )
+        sym = "SymInt" if d > 1 else "int"
+        define_with_variants(
+            f"adaptive_avg_pool{d}d(Tensor self, {sym}[{d}] output_size) -> Tensor",
+            _adaptive(f"adaptive_avg_pool{d}d", d, "avg"),
+            inplace=False,
+            out=d > 1,
+        )
+        if d > 1:
+            define_with_variants(
+                f"_adaptive_avg_pool{d}d(Tensor self, SymInt[{d}] output_size) -> Tensor",
+                _adaptive(f"_adaptive_avg_pool{d}d", d, "avg"),
+                tags=("core",),
+                inplace=False,
+            )
+        f = define_with_variants(
+            f"adaptive_max_pool{d}d(Tensor self, int[{d}] output_size) -> (Tensor, Tensor)",
+            _adaptive(f"adaptive_max_pool{d}d", d, "max"),
+            inplace=False,
+            out=False,
+        )
+        if d > 1:
+            _with_named_out(f, f"adaptive_max_pool{d}d.out(Tensor self, int[{d}] output_size, {two_outs}", 2)
+    define_with_variants(
+        "max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor", max_unpool2d, inplace=False
+    )
+    define_with_variants(
+        "max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor",
+        max_unpool3d,
+        inplace=False,
+    )
+
+
+_define()

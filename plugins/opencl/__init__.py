@@ -1,0 +1,82 @@
+"""opweave's OpenCL backend: device buffers, kernels generated and compiled at run time.
+
+Device strings are ``opencl`` and ``opencl:N`` (platform order, then device
+order; ``OPWEAVE_OPENCL_DEVICE=N`` keeps only device N). Prims without an
+OpenCL kernel run through the core's CPU fallback (copies in and out, a
+one-time warning). ``docs/opencl.md`` describes the design.
+
+Public functions: :func:`is_available`, :func:`unavailable_reason`,
+:func:`device_count`, :func:`memory_stats`, :func:`empty_cache`,
+:func:`synchronize`.
+"""
+
+from __future__ import annotations
+
+import opweave
+
+from ._backend import BACKEND, NAME
+
+__all__ = [
+    "BACKEND",
+    "device_count",
+    "empty_cache",
+    "is_available",
+    "memory_stats",
+    "opweave_conformance_config",
+    "opweave_register",
+    "synchronize",
+    "unavailable_reason",
+]
+
+
+def is_available() -> bool:
+    """Whether an OpenCL device can be used (see :func:`unavailable_reason` when not)."""
+    return BACKEND.is_available()
+
+
+def unavailable_reason() -> str | None:
+    """Why no OpenCL device can be used: pyopencl missing, no platform, no device (None if one can)."""
+    return BACKEND.unavailable_reason()
+
+
+def device_count() -> int:
+    """The number of OpenCL devices."""
+    return BACKEND.device_count()
+
+
+def memory_stats(device=None) -> dict:
+    """``{"allocated", "reserved", "cached", "peak", "num_allocs", "num_reuses"}`` (bytes) of an OpenCL device."""
+    return BACKEND.memory_stats(device)
+
+
+def empty_cache(device=None) -> None:
+    """Give the allocator's cached free blocks back to the driver (every device, or ``device``)."""
+    BACKEND.empty_cache(device)
+
+
+def synchronize(device=None) -> None:
+    """Wait for the work queued on an OpenCL device."""
+    BACKEND.synchronize(device)
+
+
+@opweave.hookimpl
+def opweave_register(registry):
+    """Declare the OpenCL backend and register its kernels (when a device exists)."""
+    registry.backend(BACKEND)
+    if BACKEND.is_available():
+        from .kernels import register_all
+
+        register_all(registry)
+
+
+# What the conformance suite should expect from PoCL-like devices. Dtypes the device lacks are skipped (and
+# raise TypeError when used); see docs/opencl.md.
+def _conformance() -> dict:
+    skip = [d.name for d in (opweave.float16, opweave.float64, opweave.complex128) if d not in BACKEND.dtypes]
+    return {"tolerances": {}, "xfail": {}, "skip_dtypes": skip}
+
+
+@opweave.hookimpl
+def opweave_conformance_config(backend):
+    """The conformance expectations of the OpenCL backend (None for other backends)."""
+    return _conformance() if backend == NAME else None

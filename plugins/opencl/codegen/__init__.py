@@ -1,0 +1,1 @@
+"""The kernel generator: OpenCL-independent templates written against a ``dialect.Dialect``."""

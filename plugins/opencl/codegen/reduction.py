@@ -1,0 +1,137 @@
+"""Reduction kernels: a work-group tree reduction in local memory, over any set of dims.
+
+The host splits the input's dims into *kept* dims (one output element each)
+and *reduced* dims (``R`` elements per output). Work group ``g`` handles output
+element ``g / chunks`` and the ``g % chunks``-th slice of its ``R`` elements:
+each work item accumulates a strided share of the slice, then the group combines
+the ``LOCAL`` partial values in local memory. With ``chunks > 1`` the groups write
+partial results (in the accumulator dtype) and a second launch of the same
+template reduces them; that keeps every core busy when there are few outputs.
+"""
+
+from __future__ import annotations
+
+from .common import header, load, store
+
+#: op -> (combine expression over ``a, b``, identity, per-element map over ``x``); ``{min}``/``{max}`` are limits.
+COMBINE = {
+    "sum": ("a + b", "0", "x"),
+    "prod": ("a * b", "1", "x"),
+    "amax": ("ow_max(a, b)", "{min}", "x"),
+    "amin": ("ow_min(a, b)", "{max}", "x"),
+    "any": ("a | b", "0", "(x != 0)"),
+    "all": ("a & b", "1", "(x != 0)"),
+    "xor_sum": ("a ^ b", "0", "x"),
+}
+
+LIMITS = {
+    "bool": ("0", "1"),
+    "uint8": ("0", "UCHAR_MAX"),
+    "int8": ("CHAR_MIN", "CHAR_MAX"),
+    "int16": ("SHRT_MIN", "SHRT_MAX"),
+    "int32": ("INT_MIN", "INT_MAX"),
+    "int64": ("LONG_MIN", "LONG_MAX"),
+    "float32": ("-INFINITY", "INFINITY"),
+    "float64": ("-INFINITY", "INFINITY"),
+    "bfloat16": ("-INFINITY", "INFINITY"),
+}
+
+_FLOAT_MINMAX = """
+inline {t} ow_max({t} a, {t} b) {{ return (isnan(a) || isnan(b)) ? a + b : fmax(a, b); }}
+inline {t} ow_min({t} a, {t} b) {{ return (isnan(a) || isnan(b)) ? a + b : fmin(a, b); }}
+"""
+_INT_MINMAX = """
+inline {t} ow_max({t} a, {t} b) {{ return a > b ? a : b; }}
+inline {t} ow_min({t} a, {t} b) {{ return a < b ? a : b; }}
+"""
+
+_UNSIGNED = {"int32": "uint", "int64": "ulong"}
+
+
+def reduction_kernel(dialect, name: str, op: str, in_dtype: str, acc_dtype: str, out_dtype: str, local: int) -> str:
+    """One reduction kernel: ``in_dtype`` elements, accumulated in ``acc_dtype``, stored as ``out_dtype``."""
+    combine, ident, fmap = COMBINE[op]
+    acc = dialect.compute_type(acc_dtype)
+    if acc_dtype in _UNSIGNED and op in ("sum", "prod"):
+        u = _UNSIGNED[acc_dtype]
+        combine = f"({acc})(({u})a {combine[2]} ({u})b)"
+    lo, hi = LIMITS.get(acc_dtype, ("0", "0"))
+    ident = ident.format(min=lo, max=hi)
+    if fmap == "x":
+        fmap = "(long)(x)" if in_dtype in _FLOATS and acc_dtype in _INTS else "x"
+    in_ct = dialect.compute_type(in_dtype)
+    params = [
+        dialect.buffer(dialect.type_name(out_dtype), "out"),
+        "long oo",
+        "dims_t ost",
+        "dims_t oshape",
+        "int ondim",
+        dialect.buffer(dialect.type_name(in_dtype), "a", const=True),
+        "long ao",
+        "dims_t akst",
+        "dims_t rshape",
+        "dims_t rst",
+        "int rndim",
+        "long R",
+        "long chunk",
+        "int chunks",
+        "long cst",
+    ]
+    body = f"""    {dialect.local_array(acc, "scratch", local)}
+    long grp = {dialect.group_id(0)};
+    int lid = (int){dialect.local_id(0)};
+    long o = grp / chunks;
+    long c = grp % chunks;
+    long oi = oo, ai = ao, t = o;
+    for (int d = ondim - 1; d >= 0; --d) {{
+        long q = t % oshape.v[d];
+        t /= oshape.v[d];
+        oi += q * ost.v[d];
+        ai += q * akst.v[d];
+    }}
+    oi += c * cst;
+    {acc} acc = ({acc})({ident});
+    long lo = c * chunk;
+    long hi = min(R, lo + chunk);
+    for (long j = lo + lid; j < hi; j += {local}) {{
+        long idx = ai, s = j;
+        for (int d = rndim - 1; d >= 0; --d) {{
+            long q = s % rshape.v[d];
+            s /= rshape.v[d];
+            idx += q * rst.v[d];
+        }}
+        {dialect.type_name(in_dtype)} v = a[idx];
+        {in_ct} x = {load(in_dtype, "v")};
+        {acc} y = ({acc})({fmap});
+        {acc} a = acc, b = y;
+        acc = ({acc})({combine});
+    }}
+    scratch[lid] = acc;
+    {dialect.barrier()}
+    for (int s = {local // 2}; s > 0; s >>= 1) {{
+        if (lid < s) {{
+            {acc} a = scratch[lid], b = scratch[lid + s];
+            scratch[lid] = ({acc})({combine});
+        }}
+        {dialect.barrier()}
+    }}
+    if (lid == 0) out[oi] = {store(dialect, out_dtype, "scratch[0]")};"""
+    return dialect.kernel(name, params, body)
+
+
+_FLOATS = {"bfloat16", "float32", "float64"}
+_INTS = {"uint8", "int8", "int16", "int32", "int64"}
+
+
+def program(dialect, op: str, in_dtype: str, acc_dtype: str, out_dtype: str, local: int) -> str:
+    """The program of one (op, dtypes): ``<op>_main`` (input -> out), ``<op>_part`` (accumulator -> out)."""
+    acc = dialect.compute_type(acc_dtype)
+    helpers = (_FLOAT_MINMAX if acc_dtype in _FLOATS else _INT_MINMAX).format(t=acc)
+    acc_store = "float32" if acc_dtype == "bfloat16" else acc_dtype  # partials keep full accumulator precision
+    return (
+        header(dialect, sorted({in_dtype, acc_dtype, out_dtype}))
+        + helpers
+        + reduction_kernel(dialect, f"{op}_main", op, in_dtype, acc_dtype, out_dtype, local)
+        + reduction_kernel(dialect, f"{op}_first", op, in_dtype, acc_dtype, acc_store, local)
+        + reduction_kernel(dialect, f"{op}_part", op, acc_store, acc_dtype, out_dtype, local)
+    )
