@@ -12,6 +12,7 @@ printed too: on a shared machine the best is the figure that reflects the code);
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 
@@ -40,7 +41,9 @@ def layer(m: int, k: int, n: int, rng):
     w = (rng.standard_normal((n, k)) / np.sqrt(k)).astype(np.float32)
     scales = np.abs(w).max(axis=1) / 127
     qx = ow.quantize_per_tensor(ow.tensor(x), float(np.abs(x).max() / 127), 128, ow.quint8)
-    qw = ow.quantize_per_channel(ow.tensor(w), ow.tensor(scales.astype(np.float64)), ow.zeros(n, dtype=ow.int64), 0, ow.qint8)
+    qw = ow.quantize_per_channel(
+        ow.tensor(w), ow.tensor(scales.astype(np.float64)), ow.zeros(n, dtype=ow.int64), 0, ow.qint8
+    )
     packed = quantized.linear_prepack(qw, ow.tensor(rng.standard_normal(n).astype(np.float32)))
     return qx, packed, x, w
 
@@ -53,33 +56,46 @@ def main() -> None:
     rng = np.random.default_rng(0)
     flags = ow.backends.quantized
     print(f"quantized engines: {flags.supported_engines}; default {flags.engine!r}")
+    threads = os.environ.get("OMP_NUM_THREADS", "unset")
+    load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
+    print(f"cpus {os.cpu_count()}, OMP_NUM_THREADS {threads}, load average {load} (best times are the fair figure)")
     if "x86" in flags.supported_engines:
         import opweave_x86quant
 
         print(f"x86 engine: {opweave_x86quant.describe()}")
     else:
         print(f"x86 engine unavailable: {flags.status().get('x86', (False, 'plugin not installed'))[1]}")
-    print(f"{'shape M x K x N':<18}{'path':<22}{'best ms':>10}{'median ms':>11}{'TOPS':>8}{'vs f32 ow':>11}{'vs numpy':>10}")
+    print(
+        f"{'shape M x K x N':<20}{'path':<22}{'best ms':>10}{'median ms':>11}{'TOPS':>8}{'vs f32':>9}{'vs numpy':>10}"
+    )
     for m, k, n in SHAPES:
-        qx, packed, x, w = layer(m, k, n, rng)
-        ops = 2.0 * m * n * k
-        a, b = ow.tensor(x), ow.tensor(np.ascontiguousarray(w.T))
-        xt, wt = x, np.ascontiguousarray(w.T)
-        rows = {}
-        rows["float32 matmul (cpu)"] = timed(lambda: ow.matmul(a, b), args.repeat)
-        rows["float32 numpy"] = timed(lambda: xt @ wt, args.repeat)
-        for engine in flags.supported_engines[::-1]:
-            flags.engine = engine
-            reps = args.repeat if engine != "reference" else max(3, args.repeat // 5)
-            rows[f"int8 linear ({engine})"] = timed(lambda: quantized.linear(qx, packed, 0.05, 64), reps)
-        flags.engine = flags.supported_engines[-1]
+        rows = measure(m, k, n, rng, args.repeat)
         f32, numpy_f32 = rows["float32 matmul (cpu)"][0], rows["float32 numpy"][0]
         for name, (best, median) in rows.items():
             label = f"{m} x {k} x {n}"
             print(
-                f"{label:<18}{name:<22}{best * 1e3:>10.3f}{median * 1e3:>11.3f}{ops / best / 1e12:>8.3f}"
-                f"{f32 / best:>10.2f}x{numpy_f32 / best:>9.2f}x"
+                f"{label:<20}{name:<22}{best * 1e3:>10.3f}{median * 1e3:>11.3f}{2.0 * m * n * k / best / 1e12:>8.3f}"
+                f"{f32 / best:>8.2f}x{numpy_f32 / best:>9.2f}x"
             )
+
+
+def measure(m: int, k: int, n: int, rng, repeat: int) -> dict:
+    """``{path: (best, median) seconds}`` for one shape: float32 matmul (opweave, NumPy), int8 linear per engine."""
+    flags = ow.backends.quantized
+    qx, packed, x, w = layer(m, k, n, rng)
+    wt = np.ascontiguousarray(w.T)
+    a, b = ow.tensor(x), ow.tensor(wt)
+    rows = {
+        "float32 matmul (cpu)": timed(lambda: ow.matmul(a, b), repeat),
+        "float32 numpy": timed(lambda: x @ wt, repeat),
+    }
+    default = flags.engine
+    for engine in flags.supported_engines[::-1]:
+        flags.engine = engine
+        reps = repeat if engine != "reference" else max(3, repeat // 5)
+        rows[f"int8 linear ({engine})"] = timed(lambda: quantized.linear(qx, packed, 0.05, 64), reps)
+    flags.engine = default
+    return rows
 
 
 if __name__ == "__main__":

@@ -263,7 +263,9 @@ class Report:
         fallback = [r for r in self.ops if r.fallback]
         if fallback:
             prims = Counter(p for r in fallback for p in r.fallback)
-            lines.append(f"\nfallback: {len(fallback)} ops ran prims on the CPU (copies in and out); prims (ops affected):")
+            lines.append(
+                f"\nfallback: {len(fallback)} ops ran prims on the CPU (copies in and out); prims (ops affected):"
+            )
             lines += [f"  {k}: cpu fallback ({n} ops)" for k, n in prims.most_common(20)]
             if len(prims) > 20:
                 lines.append(f"  ... and {len(prims) - 20} more prims (the JSON report lists every op)")

@@ -34,6 +34,8 @@ PROFILES = {
     "quick": {"samples": 5, "generated": 1, "search": 0},
     "full": {"samples": 16, "generated": 3, "search": 8},
 }
+#: The dtypes the search runs in (one per category: layouts, shapes and special values are what it varies).
+SEARCH_DTYPES = frozenset({"bool", "int64", "float16", "float32", "complex64"})
 
 
 @dataclass
@@ -191,6 +193,8 @@ class Runner:
         """The profile's Hypothesis search: ``(sample, failure)`` of the minimal failing sample, or None."""
         budget = PROFILES[self.profile].get("search", 0)
         if not budget or info.variant is not None or info.source != "opdb" or info.random or info.values_undefined:
+            return None
+        if dtype is not None and dtype.name not in SEARCH_DTYPES:
             return None
         from . import strategies
 

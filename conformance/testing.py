@@ -10,7 +10,7 @@ every canonical op runs through its decomposition.
 
 Fault factories (``fault(cpu_kernel) -> kernel``) for the common kinds of bug:
 :func:`wrong_value`, :func:`wrong_dtype`, :func:`copy_instead_of_view`,
-:func:`wrong_when_strided`, :func:`mutates_input`, :func:`no_error`,
+:func:`wrong_when_strided`, :func:`wrong_strides`, :func:`mutates_input`, :func:`no_error`,
 :func:`ignores_seed`, :func:`new_storage_in_place`, :func:`leaks`.
 """
 
@@ -215,6 +215,19 @@ def wrong_when_strided(kernel):
             flat = np.ndarray((a.numel(),), a.dtype.numpy, a.untyped_storage().handle, a.storage_offset() * a.itemsize)
             a = wrap(flat.reshape(a.shape).copy(), a.dtype)
         return kernel(a, *rest)
+
+    return faulty
+
+
+def wrong_strides(kernel):
+    """A kernel whose outputs hold the right values in column-major memory (strides the meta device does not give)."""
+    from opweave_cpu._backend import wrap
+
+    def faulty(*args):
+        out = kernel(*args)
+        outs = out if isinstance(out, tuple) else (out,)
+        moved = tuple(wrap(np.asfortranarray(_host(o)), o.dtype) if o.ndim >= 2 else o for o in outs)
+        return moved if isinstance(out, tuple) else moved[0]
 
     return faulty
 

@@ -89,8 +89,8 @@ _backends.discover()
 _install_methods(globals())
 
 # Global modes: deterministic algorithms, float32 matmul precision; the profiler; opweave.utils.
-from . import fft, linalg, nn, profiler, special, utils  # noqa: E402
-from . import quantization  # noqa: E402  (quantized:: ops, Quantized-layer kernels)
+# opweave.quantization defines the quantized:: ops and registers the Quantized-layer kernels.
+from . import fft, linalg, nn, profiler, quantization, special, utils  # noqa: E402
 from ._autocast import autocast, autocast_policy, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from ._modes import (  # noqa: E402
     are_deterministic_algorithms_enabled,

@@ -200,7 +200,11 @@ _BY_NAME = {d.name: d for d in ALL_DTYPES}
 QUANTIZED_DTYPES = tuple(
     dtype._make(name, kind, np_dtype, code, len(ALL_DTYPES) + i, True)
     for i, (name, kind, np_dtype, code) in enumerate(
-        (("qint8", "int", np.int8, _DL_INT), ("quint8", "uint", np.uint8, _DL_UINT), ("qint32", "int", np.int32, _DL_INT))
+        (
+            ("qint8", "int", np.int8, _DL_INT),
+            ("quint8", "uint", np.uint8, _DL_UINT),
+            ("qint32", "int", np.int32, _DL_INT),
+        )
     )
 )
 qint8, quint8, qint32 = QUANTIZED_DTYPES

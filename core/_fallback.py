@@ -74,7 +74,19 @@ def run(op, cpu_kernel, backend, args: tuple):
             _write_back(arg, host)
     if isinstance(result, Tensor) and any(result is h for h in host_args):  # returned its written argument
         return next(a for a, h in zip(args, host_args) if h is result)
-    return _to_device(result, backend, device)
+    return _to_device(result, _layouts(op, args), backend, device)
+
+
+def _layouts(op, args):
+    """The output strides the prim's meta function gives (None where it gives none)."""
+    from ._tensor import Tensor
+
+    specs = op.meta(*args) if op.meta is not None else None
+    if isinstance(specs, Tensor):
+        return tuple(specs.stride())
+    if isinstance(specs, (list, tuple)):
+        return [tuple(s.stride()) if isinstance(s, Tensor) else None for s in specs]
+    return None
 
 
 def _written(spec) -> bool:
@@ -113,28 +125,30 @@ def _to_host(value, device_type: str):
     return value
 
 
-def _to_device(value, backend, device):
+def _to_device(value, stride, backend, device):
     from ._tensor import Tensor
 
     if isinstance(value, Tensor):
-        return _upload(value, backend, device)
+        return _upload(value, stride if isinstance(stride, tuple) else None, backend, device)
     if isinstance(value, (list, tuple)):
-        return type(value)(_to_device(v, backend, device) for v in value)
+        strides = stride if isinstance(stride, list) else [None] * len(value)
+        return type(value)(_to_device(v, s, backend, device) for v, s in zip(value, strides))
     return value
 
 
-def _upload(t, backend, device):
-    """A device copy of CPU tensor ``t`` with the same dense layout (contiguous when ``t`` is not dense)."""
-    from ._tensor import Tensor, contiguous_strides
+def _upload(t, stride, backend, device):
+    """A device copy of CPU tensor ``t`` laid out with ``stride`` (default ``t``'s) when that layout is dense."""
+    from ._tensor import Tensor
 
-    a = t.numpy(force=True) if t.dtype.numpy is not None else None
-    shape, stride = tuple(t.shape), tuple(t.stride())
-    order = sorted(range(len(shape)), key=lambda d: stride[d], reverse=True)
-    permuted = tuple(shape[d] for d in order)
-    if 0 in shape or tuple(stride[d] for d in order) != contiguous_strides(permuted):
+    a = t.numpy(force=True)
+    shape = tuple(t.shape)
+    stride = tuple(stride) if stride is not None and len(stride) == len(shape) else tuple(t.stride())
+    span = 1 + sum((n - 1) * s for n, s in zip(shape, stride))
+    if 0 in shape or min(stride, default=0) < 0 or span != a.size:
         return backend.from_host(np.ascontiguousarray(a), device)
-    flat = np.ascontiguousarray(np.transpose(a, order))
-    storage = backend.copy_from_host(flat.reshape(-1), device)
+    flat = np.empty(span, a.dtype)
+    np.lib.stride_tricks.as_strided(flat, shape, tuple(s * a.itemsize for s in stride))[...] = a
+    storage = backend.copy_from_host(flat, device)
     return Tensor._make(storage, shape, stride, 0, t.dtype, device)
 
 

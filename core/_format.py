@@ -88,7 +88,7 @@ def printoptions(**kwargs):
 
 def format_tensor(t) -> str:
     """``repr(t)``: ``tensor([...])`` followed by the device, size and dtype suffixes PyTorch shows."""
-    if t.is_quantized:
+    if getattr(t, "is_quantized", False):
         return _format_quantized(t)
     prefix = "tensor("
     indent = len(prefix)

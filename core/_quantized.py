@@ -138,7 +138,9 @@ def make_quantized(int_tensor: Tensor, qparams: QParams, dtype=None) -> Tensor:
 
 def int_view(q: Tensor) -> Tensor:
     """The integer representation of quantized ``q`` as a Dense tensor sharing its storage."""
-    return Tensor._make(q._storage, q._shape, q.stride(), q._offset, STORAGE_DTYPE[q._dtype], q._device, None, q._native)
+    return Tensor._make(
+        q._storage, q._shape, q.stride(), q._offset, STORAGE_DTYPE[q._dtype], q._device, None, q._native
+    )
 
 
 def qparams_of(t: Tensor, op: str, arg: str) -> QParams:

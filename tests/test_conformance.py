@@ -37,7 +37,7 @@ def _failed(report) -> set:
 
 
 CPU_OPS = "add.*,mul.Tensor,sin,sin_,sin.out,prims::add,prims::sin,sum.dim_IntList,amax,var.correction,transpose.int,"
-CPU_OPS += "split.Tensor,cat,clone,mH,prims::uniform,rand,gather"
+CPU_OPS += "split.Tensor,cat,clone,mH,prims::uniform,rand,gather,prims::eig"
 
 
 def test_cpu_passes_a_few_families_and_writes_a_json_report(tmp_path):
@@ -46,7 +46,8 @@ def test_cpu_passes_a_few_families_and_writes_a_json_report(tmp_path):
     status = _statuses(report)
     assert status["add.Tensor"] == "pass" and status["sin_"] == "pass" and status["sin.out"] == "pass"
     assert status["prims::uniform"] == "pass" and status["rand"] == "pass"  # random: checked by reproducibility
-    assert status["gather"] == "no-oracle"  # a schema-driven sample only: reported, not silently passed
+    assert status["gather"] == "pass"  # a hand-written entry with a NumPy oracle
+    assert status["prims::eig"] == "no-oracle"  # a schema-driven sample only: reported, not silently passed
     assert status["mH"] == "xfail"  # complex mH is a copy in opweave (no conjugate bit): a known deviation
     assert all(c.status == "pass" for c in report.backend_checks)
     path = tmp_path / "report.json"
@@ -143,6 +144,13 @@ FAULTS = {
         {"add_.Tensor", "add.out"},
         ("add_.Tensor", "inplace", None),
     ),
+    "bad_strides": (
+        {"prims::mm": T.wrong_strides},
+        (),
+        "prims::mm,mm,prims::bmm,prims::add",
+        {"prims::mm"},
+        ("prims::mm", "strides", None),
+    ),
     "bad_leak": (
         {"prims::mul": T.leaks},
         (),
@@ -172,6 +180,58 @@ def test_strided_fault_fails_on_a_non_contiguous_sample():
     report = conformance.run("bad_strided_sum", ops="prims::sum")
     inputs = report.ops[0].first_failure.inputs
     assert inputs["args"][0]["layout"] != "contiguous"
+
+
+def _wrong_when_broadcast(kernel):
+    """``prims::add`` that adds 1 when an operand has a stride-0 dim (only a broadcast layout shows it)."""
+
+    def faulty(a, b):
+        out = kernel(a, b)
+        if any(s == 0 and n > 1 for t in (a, b) for s, n in zip(t.stride(), t.shape)):
+            return kernel(out, ow.ones_like(out))
+        return out
+
+    return faulty
+
+
+def test_hypothesis_search_finds_shrinks_and_replays_a_fault(tmp_path, monkeypatch):
+    """The full profile's search (no seeded samples here) finds a layout-dependent bug, records a minimal sample."""
+    from opweave_conformance import runner as runner_module
+
+    T.install("bad_broadcast", {"prims::add": _wrong_when_broadcast})
+    monkeypatch.setitem(runner_module.PROFILES["full"], "samples", 0)
+    report = conformance.run("bad_broadcast", ops="prims::add,prims::sub", profile="full")
+    assert _failed(report) == {"prims::add"}, report.table()
+    first = report.ops[0].first_failure
+    assert first.sample_index == "hypothesis" and first.check == "values"
+    layouts = [a["layout"] for a in first.inputs["args"] if isinstance(a, dict) and "layout" in a]
+    assert "broadcast" in layouts
+    path = tmp_path / "search.json"
+    report.write_json(path)
+    assert all(r.reproduced for r in replay(str(path))), "the searched failure replays from the report"
+
+
+def test_strategies_build_samples_of_any_op():
+    from hypothesis import given, settings
+    from opweave_conformance import strategies
+
+    seen = []
+
+    @settings(max_examples=15, database=None, deadline=None)
+    @given(strategies.sample_inputs(opdb.get("where.self"), ow.float32))
+    def draw(sample):
+        seen.append(sample)
+        assert len(sample.arrs()) == 3 and sample.arrs()[0].dtype is ow.bool
+
+    draw()
+    assert {a.layout for s in seen for a in s.arrs()} > {"contiguous"}
+
+    @settings(max_examples=10, database=None, deadline=None)
+    @given(strategies.arrs(dtype=ow.float64))
+    def arrays(a):
+        assert a.value.dtype == np.float64 and a.layout in strategies.DEVICE_LAYOUTS
+
+    arrays()
 
 
 def test_missing_kernels_are_not_implemented_not_failures():

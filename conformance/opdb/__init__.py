@@ -77,6 +77,7 @@ FAMILIES = (
     "linalg",
     "fft",
     "statistics",
+    "special",
     "quantized",
 )
 

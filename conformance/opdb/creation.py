@@ -5,8 +5,9 @@ Every sample asks for the dtype under test (``dtype=``) on the device under test
 (``device=``), except the ``*_like``/``new_*`` cases that inherit ``self``'s dtype.
 Oracles are the NumPy factories; ``linspace`` follows PyTorch's formula
 (``start + i * step`` for the first half, ``end - (steps - 1 - i) * step`` for the
-second). ``empty*`` outputs are uninitialised, so those ops keep their
-schema-driven entries (structure only).
+second). ``empty*`` outputs are uninitialised: their entries have no oracle
+(``values_undefined``) but promise their strides (``strides=True``: the requested
+strides, the permuted layout, contiguous, or ``self``'s dense layout for ``empty_like``).
 """
 
 from __future__ import annotations
@@ -148,7 +149,12 @@ def _lines():
         entry(
             "triu_indices",
             _tri_indices(False),
-            [K(4, 3, device=DEVICE), K(3, 5, 1, device=DEVICE), K(4, 4, -2, dtype=ow.int32, device=DEVICE), K(0, 3)],
+            [
+                K(4, 3, device=DEVICE),
+                K(3, 5, 1, device=DEVICE),
+                K(4, 4, -2, dtype=ow.int32, device=DEVICE),
+                K(0, 3, device=DEVICE),
+            ],
             (None,),
         ),
         entry("prims::tril_indices", _tri_indices(True), [_dev(4, 3, 0), _dev(3, 5, 1), _dev(4, 4, -2)], INT),
@@ -164,4 +170,23 @@ def _lines():
     ]
 
 
-register(*_lines())
+def _empty_lines():
+    """Uninitialised factories: values undefined; shape, dtype and the requested strides are checked."""
+
+    def empty(name, cases, dtypes=ALL):
+        return entry(name, None, cases, dtypes, values_undefined=True, strides=True)
+
+    like = [K(TA((3, 4), T)), K(TA((2, 3, 4), S)), K(TA(())), K(TA((0, 3)))]
+    return [
+        empty("empty.memory_format", [_dev([3, 4]), _dev([2, 0, 3]), _dev([])]),
+        empty("empty_strided", [_dev([3, 4], [1, 3]), _dev([2, 3], [1, 4]), _dev([4], [2]), _dev([0, 2], [1, 1])]),
+        empty("empty_permuted", [_dev([2, 3, 4], [2, 0, 1]), _dev([3, 4], [1, 0]), _dev([5], [0])]),
+        empty("prims::empty_strided", [_dev([3, 4], [1, 3]), _dev([2, 3], [1, 4]), _dev([4], [2])]),
+        empty("prims::empty_permuted", [_dev([2, 3, 4], [2, 0, 1]), _dev([3, 4], [1, 0])]),
+        empty("empty_like", like),
+        empty("new_empty", [K(TA((3, 4), T), [2, 5]), K(TA((2,), S), [0, 3]), K(TA(()), [])]),
+        empty("new_empty_strided", [K(TA((3, 4), T), [3, 4], [1, 3]), K(TA((2,), S), [2, 3], [1, 2])]),
+    ]
+
+
+register(*_lines(), *_empty_lines())

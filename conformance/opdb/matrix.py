@@ -120,10 +120,17 @@ def _windows(xp, ks, stride, dilation, out):
         yield k, xp[tuple(index)]
 
 
+def _per_dim(values, nd, default):
+    """An int-list argument with one entry per spatial dim (one entry repeats; empty: ``default``)."""
+    if not values:
+        return [default] * nd
+    return list(values) * nd if len(values) == 1 else list(values)
+
+
 def _conv(x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
     nd = w.ndim - 2
-    ex = lambda v, d=1: list(v) * nd if len(v) == 1 else list(v) if v else [d] * nd  # noqa: E731
-    stride, padding, dilation, output_padding = ex(stride), ex(padding, 0), ex(dilation), ex(output_padding, 0)
+    stride, dilation = _per_dim(stride, nd, 1), _per_dim(dilation, nd, 1)
+    padding, output_padding = _per_dim(padding, nd, 0), _per_dim(output_padding, nd, 0)
     if transposed:
         return _conv_transposed(x, w, bias, stride, padding, dilation, output_padding, groups)
     xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])

@@ -127,6 +127,16 @@ def _convolution_np(x, w, b, stride, padding, dilation, transposed, output_paddi
     return _conv_np(x, w, b, stride, padding, dilation, groups, d=d)
 
 
+def _conv_tbc_np(x, w, b, pad=0):
+    """y[t, n, o] = b[o] + sum over k, c of x_padded[t + k, n, c] * w[k, c, o]."""
+    xp = np.pad(x, [(pad, pad), (0, 0), (0, 0)])
+    steps = xp.shape[0] - w.shape[0] + 1
+    y = np.zeros((steps, x.shape[1], w.shape[2])) + b
+    for k in range(w.shape[0]):
+        y += np.einsum("tnc,co->tno", xp[k : k + steps], w[k])
+    return y
+
+
 def _conv_lines():
     def conv(name, d, cases, oracle, dtypes=FLOAT, errors=None):
         return entry(name, lambda *a, **k: oracle(*a, d=d, **k), cases, dtypes, tolerances=TOL, error_inputs=errors)
@@ -181,6 +191,8 @@ def _conv_lines():
         K(TA((1, 2, 3, 3, 3)), TA((2, 1, 2, 2, 2)), None, [1], [0], [1], True, [0], 1),
     ]
     flags = [K(*c[0], False, True, False, True) for c in conv_generic]
+    tbc = [K(TA((6, 2, 3), T), TA((3, 3, 4)), TA((4,)), 1), K(TA((5, 1, 2), S), TA((2, 2, 3)), TA((3,)))]
+    tbc += [K(TA((4, 0, 2)), TA((1, 2, 2)), TA((2,)), 2)]
     bad_conv = _errors(
         (K(TA((2, 3, 5, 5)), TA((4, 2, 3, 3))), ValueError),
         (K(TA((2, 3, 2, 2)), TA((4, 3, 3, 3))), ValueError),
@@ -205,6 +217,7 @@ def _conv_lines():
         conv("conv_transpose3d.input", 3, t3, _conv_transpose_np),
         entry("convolution", _convolution_np, conv_generic, FLOAT, tolerances=TOL),
         entry("_convolution", _convolution_np, flags, FLOAT, tolerances=TOL),
+        entry("conv_tbc", _conv_tbc_np, tbc, FLOAT, tolerances=TOL),
     ]
 
 
@@ -313,6 +326,46 @@ def _unpool_indices(shape, plane_out, rng_seed):
     return Val(values.reshape(shape), ow.int64)
 
 
+def _intervals_np(sample, n, out, k, dt):
+    """PyTorch's ``generate_intervals`` in the computation dtype ``dt``."""
+    seq = np.zeros(out, np.int64)
+    if out > 1:
+        alpha = dt(n - k) / dt(out - 1)
+        for i in range(out - 1):
+            seq[i] = int(dt((dt(i) + dt(sample)) * alpha)) - int(dt(dt(sample) * alpha))
+    seq[out - 1] = n - k
+    return seq
+
+
+def _fractional_np(x, kernel_size, output_size, samples):
+    """Fractional max pooling by loops: per plane, window starts from its samples; last NaN wins, else first max."""
+    d = len(output_size)
+    ks = _per_dim(kernel_size, d)
+    if x.ndim == d + 1:
+        v, i = _fractional_np(x[None], kernel_size, output_size, samples)
+        return v[0], i[0]
+    spatial, dt = x.shape[2:], samples.dtype.type
+    values = np.zeros(x.shape[:2] + tuple(output_size), x.dtype)
+    where = np.zeros(values.shape, np.int64)
+    order = (1, 0) if d == 2 else (0, 1, 2)
+    for n, c in np.ndindex(*x.shape[:2]):
+        seqs = [_intervals_np(samples[n, c, order[i]], spatial[i], output_size[i], ks[i], dt) for i in range(d)]
+        for o in np.ndindex(*output_size):
+            starts = [seqs[i][o[i]] for i in range(d)]
+            best, at = -np.inf, int(np.ravel_multi_index(starts, spatial))
+            for off in np.ndindex(*ks):
+                pos = tuple(s + q for s, q in zip(starts, off))
+                v = x[(n, c) + pos]
+                if v > best or np.isnan(v):
+                    best, at = v, int(np.ravel_multi_index(pos, spatial))
+            values[(n, c) + o], where[(n, c) + o] = best, at
+    return values, where
+
+
+def _uniform(shape):
+    return Gen(lambda rng, dtype: Arr(rng.random(shape), dtype))
+
+
 def _pool_lines():
     def mp(d, with_indices):
         return lambda *a, **k: _max_pool_np(*a, d=d, indices=with_indices, **k)
@@ -370,7 +423,25 @@ def _pool_lines():
         K(TA((2, 1, 2, 3)), _unpool_indices((2, 1, 2, 3), 24, 4), [2, 3, 4], [2, 2, 2], [1, 1, 1]),
     ]
     bad_unpool = _errors((K(TA((1, 2, 2, 2)), Val(np.full((1, 2, 2, 2), 99), ow.int64), [3, 3]), ValueError))
+    nan_plane = np.arange(30, dtype=np.float64).reshape(1, 1, 5, 6)
+    nan_plane[0, 0, 1, 2] = np.nan
+    frac2 = [
+        K(TA((2, 3, 9, 11), T), [2, 3], [5, 4], _uniform((2, 3, 2))),
+        K(TA((3, 7, 7), S), 3, [4, 5], _uniform((1, 3, 2))),
+        K(Val(nan_plane), 2, [3, 4], _uniform((1, 1, 2))),
+        K(TA((1, 2, 5, 5)), 1, [1, 5], _uniform((1, 2, 2))),
+    ]
+    frac3 = [
+        K(TA((1, 2, 5, 6, 7), T), 2, [3, 3, 4], _uniform((1, 2, 3))),
+        K(TA((2, 4, 5, 5), S), [1, 2, 3], [2, 3, 2], _uniform((1, 2, 3))),
+    ]
+    bad_frac = _errors(
+        (K(TA((1, 2, 5, 5)), 3, [4, 4], _uniform((1, 2, 2))), ValueError),
+        (K(TA((1, 2, 5, 5)), 2, [3, 3], _uniform((2, 2, 2))), ValueError),
+    )
     lines = [
+        entry("fractional_max_pool2d", _fractional_np, frac2, FLOAT, upcast="opmath", error_inputs=bad_frac),
+        entry("fractional_max_pool3d", _fractional_np, frac3, FLOAT, upcast="opmath"),
         entry("max_unpool2d", _unpool_np, unpool2, REAL, error_inputs=bad_unpool),
         entry("max_unpool3d", _unpool_np, unpool3, REAL),
     ]
@@ -599,6 +670,42 @@ def _resize_np(x, output_size, scales, how, align_corners=False):
     return x
 
 
+def _aa_matrix(n, out, align_corners, scale, kind):
+    """Normalised antialiasing weights (out, n): the filter widened by the downscaling ratio."""
+    if align_corners:
+        ratio = (n - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        ratio = 1 / scale if scale else n / out
+    half = 1.0 if kind == "linear" else 2.0
+    support, inv = (half * ratio, 1 / ratio) if ratio >= 1 else (half, 1.0)
+    w = np.zeros((out, n))
+    for i in range(out):
+        centre = ratio * (i + 0.5)
+        for j in range(max(int(centre - support + 0.5), 0), min(int(centre + support + 0.5), n)):
+            t = abs((j - centre + 0.5) * inv)
+            if kind == "linear":
+                w[i, j] = max(0.0, 1 - t)
+            else:
+                a = -0.5
+                w[i, j] = (
+                    ((a + 2) * t - (a + 3)) * t * t + 1 if t < 1 else ((((t - 5) * t + 8) * t - 4) * a if t < 2 else 0)
+                )
+        if w[i].sum():
+            w[i] /= w[i].sum()
+    return w
+
+
+def _aa_np(x, output_size, align_corners, scales, kind):
+    wh = _aa_matrix(x.shape[2], output_size[0], align_corners, scales[0], kind)
+    ww = _aa_matrix(x.shape[3], output_size[1], align_corners, scales[1], kind)
+    return np.einsum("oh,nchw,pw->ncop", wh, x, ww)
+
+
+def _aa_vec_np(x, output_size, align_corners, scale_factors, kind):
+    size, scales = _vec_sizes(x, output_size, scale_factors)
+    return _aa_np(x, size, align_corners, scales, kind)
+
+
 def _vec_sizes(x, output_size, scale_factors):
     if output_size is not None:
         return list(output_size), [None] * len(output_size)
@@ -642,7 +749,8 @@ def _resample_lines():
                 )
             )
     bad_vec = _errors(
-        (K(TA((1, 2, 3, 3)), [4, 4], [2.0, 2.0]), ValueError), (K(TA((2, 3, 3)), [4, 4], None), ValueError)
+        (K(TA((1, 2, 3, 3)), [4, 4], False, [2.0, 2.0]), ValueError),
+        (K(TA((2, 3, 3)), [4, 4], False, None), ValueError),
     )
     for name, d, how in (
         ("upsample_linear1d", 1, "linear"),
@@ -684,6 +792,34 @@ def _resample_lines():
                 FLOAT,
                 tolerances=TOL,
                 error_inputs=bad_vec if d == 2 else None,
+            )
+        )
+    for name, kind in (("_upsample_bilinear2d_aa", "linear"), ("_upsample_bicubic2d_aa", "cubic")):
+        a, b = shapes[2]
+        plain = [
+            K(TA((2, 3, 9, 7), T), [4, 3], False),
+            K(TA((1, 2, 5, 6), S), [7, 3], True),
+            K(TA(a), [2, 9], False, 0.4, 1.8),
+        ]
+        plain += [K(TA((0, 2, 4, 4)), [2, 2], False), K(TA(b), [1, 1], True)]
+        vec = [K(TA((2, 3, 9, 7), T), [4, 3], False, None), K(TA((1, 2, 5, 6), S), None, True, [0.5, 0.4])]
+        vec += [K(TA(a), None, False, [0.6, 1.5])]
+        lines.append(
+            entry(
+                name,
+                lambda x, size, ac, *sc, kind=kind: _aa_np(x, size, ac, list(sc) + [None] * (2 - len(sc)), kind),
+                plain,
+                FLOAT,
+                tolerances=TOL,
+            )
+        )
+        lines.append(
+            entry(
+                f"{name}.vec",
+                lambda x, size, ac, sf, kind=kind: _aa_vec_np(x, size, ac, sf, kind),
+                vec,
+                FLOAT,
+                tolerances=TOL,
             )
         )
     return lines

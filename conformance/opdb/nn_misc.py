@@ -172,6 +172,22 @@ def normalize_oracle(x, p=2.0, dim=1, eps=1e-12):
     return x / np.moveaxis(np.maximum(norm, eps), -1, dim)
 
 
+def bn_stats_oracle(x, eps):
+    axes = (0,) + tuple(range(2, x.ndim))
+    return x.mean(axis=axes), 1.0 / np.sqrt(x.var(axis=axes) + eps)
+
+
+def bn_elemt_oracle(x, weight, bias, mean, invstd, eps):
+    return _affine((x - _chan(mean, x.ndim)) * _chan(invstd, x.ndim), weight, bias)
+
+
+def weight_norm_oracle(v, g, dim=0):
+    if dim == -1:
+        return v * (g / np.sqrt(np.sum(v * v)))
+    axes = tuple(i for i in range(v.ndim) if i != dim % v.ndim)
+    return v * (g / np.sqrt(np.sum(v * v, axis=axes, keepdims=True)))
+
+
 def _bn_cases():
     p3 = lambda: [TA((3,)), TA((3,)), TA((3,), domain="pos")]  # noqa: E731  weight, bias/mean, var
     return [
@@ -273,6 +289,30 @@ def _norm_lines():
                 K(TA((2, 4, 3)), TA((4,)), TA((4,)), 2, 4, 3, 2, 1e-5),
                 K(TA((3, 6, 2, 2), T), None, None, 3, 6, 4, 3, 1e-5),
                 K(TA((2, 4), S), TA((4,)), None, 2, 4, 1, 4, 1e-3),
+            ],
+        ),
+        E(
+            "batch_norm_stats",
+            bn_stats_oracle,
+            [K(TA((4, 3, 5)), 1e-5), K(TA((5, 2), T), 1e-3), K(TA((2, 3, 2, 2), S), 1e-5)],
+        ),
+        E(
+            "batch_norm_elemt",
+            bn_elemt_oracle,
+            [
+                K(TA((4, 3, 5)), TA((3,)), TA((3,)), TA((3,)), TA((3,), domain="pos"), 1e-5),
+                K(TA((5, 2), T), None, None, TA((2,)), TA((2,), domain="pos"), 1e-5),
+                K(TA((2, 3, 2, 2), S), TA((3,)), None, TA((3,)), TA((3,), domain="pos"), 1e-5),
+            ],
+        ),
+        E(
+            "_weight_norm",
+            weight_norm_oracle,
+            [
+                K(TA((4, 3)), TA((4, 1))),
+                K(TA((4, 3), T), TA((1, 3)), 1),
+                K(TA((2, 3, 4), S), TA((2, 1, 1))),
+                K(TA((3, 2)), TA(()), -1),
             ],
         ),
         E(
@@ -504,7 +544,7 @@ def _nll(logp, t, weight, reduction, ignore_index):
     picked = np.take_along_axis(lp, safe[..., None], axis=-1)[..., 0]
     w = np.ones(lp.shape[-1]) if weight is None else weight
     wt = np.where(ignore, 0.0, w[safe])
-    loss = -picked * wt
+    loss = np.where(ignore, 0.0, -picked * wt)
     r = {"Mean": 1}.get(reduction, reduction)
     if r == 0:
         return loss
@@ -726,10 +766,10 @@ def _bag_oracle(w, idx, offsets, mode, psw, include_last, padding_idx):
     size = np.zeros(bags, dtype=np.int64)
     max_idx = np.full((bags, w.shape[1]), -1, dtype=np.int64) if mode == 2 else np.zeros(bags, dtype=np.int64)
     pad = None if padding_idx is None or padding_idx < 0 else padding_idx
+    for i in range(n):  # the last bag starting at or before i
+        bag_of[i] = max([b for b in range(bags) if offsets[b] <= i], default=0)
     for b in range(bags):
         members = [i for i in range(offsets[b], ends[b]) if idx[i] != pad]
-        for i in range(offsets[b], ends[b]):
-            bag_of[i] = b
         size[b] = len(members)
         if not members:
             continue
@@ -879,6 +919,8 @@ def _embed_lines():
             ],
             errors=[(ValueError, K(TA((4, 3)), TA((5, 2))), "column mismatch")],
         ),
+        E("_euclidean_dist", cdist_oracle, [K(TA((4, 3)), TA((5, 3))), K(TA((3, 2), T), TA((2, 2), S))]),
+        E("_embedding_bag_forward_only", embedding_bag_internal_oracle, bag[:3] + bag_pad[:1]),
         E(
             "_cdist_forward",
             cdist_oracle,
@@ -927,6 +969,10 @@ def sdpa_math_oracle(
     return out, w
 
 
+def safe_softmax_oracle(x, dim, dtype=None):
+    return np.moveaxis(_softmax_rows(np.moveaxis(x, dim, -1)), -1, dim) if x.ndim else _softmax_rows(x[None])[0]
+
+
 def _attention_lines():
     bmask = np.tril(np.ones((3, 5), bool), 1)
     bmask[2] = False  # a fully masked row
@@ -944,7 +990,13 @@ def _attention_lines():
         (ValueError, K(TA((1, 3, 3, 4)), TA((1, 2, 5, 4)), TA((1, 2, 5, 4)), enable_gqa=True), "heads not a multiple"),
     ]
     dmask = Val(np.arange(30).reshape(2, 3, 5) % 3 != 0, dtype=ow.bool)
+    dead = np.array([[0.5, -np.inf, 1.0], [-np.inf, -np.inf, -np.inf]])
     return [
+        E(
+            "_safe_softmax",
+            safe_softmax_oracle,
+            [K(TA((3, 4)), 1), K(TA((3, 4), T), 0), K(Val(dead), 1), K(Val(dead), 0), K(TA((2, 3, 2), S), -1)],
+        ),
         E("scaled_dot_product_attention", sdpa_oracle, cases, tol=LOOSE, errors=errors),
         E(
             "_scaled_dot_product_attention_math",

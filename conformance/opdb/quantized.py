@@ -197,8 +197,14 @@ def requantize(acc, sx, spec: PackedSpec, out_scale, out_zp, dtype, relu, channe
 
 # -- quantize / dequantize / accessors -------------------------------------------------------------------
 
-LAYOUT_PLANS = [((3, 4), "contiguous"), ((2, 3), "transposed"), ((5,), "strided"), ((), "contiguous"),
-                ((0, 3), "contiguous"), ((4, 3), "broadcast")]
+LAYOUT_PLANS = [
+    ((3, 4), "contiguous"),
+    ((2, 3), "transposed"),
+    ((5,), "strided"),
+    ((), "contiguous"),
+    ((0, 3), "contiguous"),
+    ((4, 3), "broadcast"),
+]
 
 
 def _ties(scale) -> np.ndarray:
@@ -209,8 +215,10 @@ def _ties(scale) -> np.ndarray:
 def quantize_samples(rng, dtype, device):
     for i, (shape, layout) in enumerate(LAYOUT_PLANS):
         qd = QDTYPES[i % 3]
-        yield SampleInput((arr(rng, shape, dtype, layout, specials=i == 0), 0.125, 3 if qd is not ow.qint32 else -7, qd),
-                          desc=f"{qd.name} {layout}")
+        yield SampleInput(
+            (arr(rng, shape, dtype, layout, specials=i == 0), 0.125, 3 if qd is not ow.qint32 else -7, qd),
+            desc=f"{qd.name} {layout}",
+        )
     yield SampleInput((Arr(_ties(0.25), dtype), 0.25, 10, ow.quint8), desc="ties round half to even")
     yield SampleInput((Arr(np.array([300.0, -300.0, 3e4, -3e4]), dtype), 0.5, 0, ow.qint8), desc="saturation")
     for qd in QDTYPES:
@@ -240,8 +248,9 @@ def quantize_tq_oracle(x, scale, zero_point, dtype):
 
 
 def per_channel_samples(rng, dtype, device):
-    for i, (shape, axis, layout) in enumerate([((3, 4), 0, "contiguous"), ((2, 5), 1, "transposed"),
-                                               ((2, 3, 4), 2, "strided"), ((0, 3), 1, "contiguous")]):
+    for i, (shape, axis, layout) in enumerate(
+        [((3, 4), 0, "contiguous"), ((2, 5), 1, "transposed"), ((2, 3, 4), 2, "strided"), ((0, 3), 1, "contiguous")]
+    ):
         qd = QDTYPES[i % 3]
         n = shape[axis]
         scales = Arr(np.array([0.05 * (j + 1) for j in range(n)]), ow.float64)
@@ -342,8 +351,9 @@ def fake_tq_samples(rng, dtype, device):
 
 
 def fake_channel_samples(rng, dtype, device):
-    for i, (shape, axis, layout) in enumerate([((3, 4), 0, "contiguous"), ((2, 5), 1, "transposed"),
-                                               ((2, 3, 4), 1, "strided")]):
+    for i, (shape, axis, layout) in enumerate(
+        [((3, 4), 0, "contiguous"), ((2, 5), 1, "transposed"), ((2, 3, 4), 1, "strided")]
+    ):
         n = shape[axis]
         s = Arr(np.array([0.05 * (j + 1) for j in range(n)]), ow.float32)
         z = Arr(np.array([j % 3 for j in range(n)]), ow.int32)
@@ -361,27 +371,54 @@ FAKE_TOL = {"float16": (1e-3, 1e-3), "bfloat16": (8e-3, 8e-3)}
 register(
     OpInfo("quantize_per_tensor", quantize_samples, quantize_oracle, FLOAT, error_inputs=quantize_errors),
     OpInfo("quantize_per_tensor.tensor_qparams", quantize_tq_samples, quantize_tq_oracle, FLOAT, data_dependent=True),
-    OpInfo("quantize_per_channel", per_channel_samples, per_channel_oracle, FLOAT, error_inputs=per_channel_errors,
-           data_dependent=True),
+    OpInfo(
+        "quantize_per_channel",
+        per_channel_samples,
+        per_channel_oracle,
+        FLOAT,
+        error_inputs=per_channel_errors,
+        data_dependent=True,
+    ),
     OpInfo("dequantize.self", dequantize_samples, dequantize_oracle),
     OpInfo("q_scale", per_tensor_only, lambda q: float(q.scale), error_inputs=accessor_errors("tensor")),
     OpInfo("q_zero_point", per_tensor_only, lambda q: int(q.zero_point), error_inputs=accessor_errors("tensor")),
     OpInfo("qscheme", per_tensor_only, lambda q: 0 if q.axis is None else 1),
     OpInfo("int_repr", per_tensor_only, lambda q: q.ints),
-    OpInfo("q_per_channel_scales", per_channel_only, lambda q: q.scale.reshape(-1),
-           error_inputs=accessor_errors("channel")),
-    OpInfo("q_per_channel_zero_points", per_channel_only, lambda q: q.zero_point.reshape(-1),
-           error_inputs=accessor_errors("channel")),
+    OpInfo(
+        "q_per_channel_scales", per_channel_only, lambda q: q.scale.reshape(-1), error_inputs=accessor_errors("channel")
+    ),
+    OpInfo(
+        "q_per_channel_zero_points",
+        per_channel_only,
+        lambda q: q.zero_point.reshape(-1),
+        error_inputs=accessor_errors("channel"),
+    ),
     OpInfo("q_per_channel_axis", per_channel_only, lambda q: q.axis, error_inputs=accessor_errors("channel")),
-    OpInfo("_make_per_tensor_quantized_tensor", make_tensor_samples, lambda x, s, z: x,
-           (ow.int8, ow.uint8, ow.int32)),
-    OpInfo("_make_per_channel_quantized_tensor", make_channel_samples, lambda x, s, z, axis: x,
-           (ow.int8, ow.uint8, ow.int32), data_dependent=True),
+    OpInfo("_make_per_tensor_quantized_tensor", make_tensor_samples, lambda x, s, z: x, (ow.int8, ow.uint8, ow.int32)),
+    OpInfo(
+        "_make_per_channel_quantized_tensor",
+        make_channel_samples,
+        lambda x, s, z, axis: x,
+        (ow.int8, ow.uint8, ow.int32),
+        data_dependent=True,
+    ),
     OpInfo("fake_quantize_per_tensor_affine", fake_samples, fake_oracle, FLOAT, FAKE_TOL, error_inputs=fake_errors),
-    OpInfo("fake_quantize_per_tensor_affine.tensor_qparams", fake_tq_samples, fake_oracle, FLOAT, FAKE_TOL,
-           data_dependent=True),
-    OpInfo("fake_quantize_per_channel_affine", fake_channel_samples, fake_channel_oracle, FLOAT, FAKE_TOL,
-           data_dependent=True),
+    OpInfo(
+        "fake_quantize_per_tensor_affine.tensor_qparams",
+        fake_tq_samples,
+        fake_oracle,
+        FLOAT,
+        FAKE_TOL,
+        data_dependent=True,
+    ),
+    OpInfo(
+        "fake_quantize_per_channel_affine",
+        fake_channel_samples,
+        fake_channel_oracle,
+        FLOAT,
+        FAKE_TOL,
+        data_dependent=True,
+    ),
 )
 
 from . import quantized_library  # noqa: E402,F401  (the quantized:: entries)

@@ -31,15 +31,22 @@ U8, S8 = ow.quint8, ow.qint8
 
 
 def binary_samples(rng, dtype, device):
-    plans = [((3, 4), (3, 4), "contiguous", U8), ((2, 3), (2, 3), "transposed", S8), ((5,), (5,), "strided", U8),
-             ((), (), "contiguous", S8), ((0, 3), (0, 3), "contiguous", U8), ((4, 3), (1, 3), "broadcast", S8)]
+    plans = [
+        ((3, 4), (3, 4), "contiguous", U8),
+        ((2, 3), (2, 3), "transposed", S8),
+        ((5,), (5,), "strided", U8),
+        ((), (), "contiguous", S8),
+        ((0, 3), (0, 3), "contiguous", U8),
+        ((4, 3), (1, 3), "broadcast", S8),
+    ]
     for shape_a, shape_b, layout, qd in plans:
         a = qarr(rng, shape_a, qd, layout, scale=0.05)
         b = qarr(rng, shape_b, qd, "contiguous", scale=0.03)
         zp = 100 if qd is U8 else -5
         yield SampleInput((a, b, 0.04, zp), desc=f"{qd.name} {layout}")
-    yield SampleInput((qarr(rng, (3, 3), U8, low=-4, high=4), qarr(rng, (3, 3), U8, low=-4, high=4), 0.01, 128),
-                      desc="saturates")
+    yield SampleInput(
+        (qarr(rng, (3, 3), U8, low=-4, high=4), qarr(rng, (3, 3), U8, low=-4, high=4), 0.01, 128), desc="saturates"
+    )
 
 
 def _binary_oracle(fn, relu=False):
@@ -68,12 +75,19 @@ def _linear_acc(x: QValue, spec) -> np.ndarray:
 
 
 def linear_samples(rng, dtype, device):
-    plans = [((2, 4), "contiguous", False, True), ((3, 2, 4), "transposed", True, True),
-             ((5, 4), "strided", True, False), ((0, 4), "contiguous", False, True), ((1, 4), "broadcast", True, True)]
+    plans = [
+        ((2, 4), "contiguous", False, True),
+        ((3, 2, 4), "transposed", True, True),
+        ((5, 4), "strided", True, False),
+        ((0, 4), "contiguous", False, True),
+        ((1, 4), "broadcast", True, True),
+    ]
     for shape, layout, per_channel, bias in plans:
         x = qarr(rng, shape, U8, layout, scale=0.04, zero_point=120)
-        yield SampleInput((x, packed(rng, (3, 4), per_channel, bias), 0.05, 110),
-                          desc=f"{layout} per_channel={per_channel} bias={bias}")
+        yield SampleInput(
+            (x, packed(rng, (3, 4), per_channel, bias), 0.05, 110),
+            desc=f"{layout} per_channel={per_channel} bias={bias}",
+        )
     x = qarr(rng, (4, 16), U8, scale=0.1, zero_point=0, low=0, high=25)
     yield SampleInput((x, packed(rng, (6, 16)), 0.02, 3), desc="saturating output")
 
@@ -107,11 +121,16 @@ def choose_qparams(lo, hi, qmin, qmax):
 
 
 def dynamic_samples(rng, dtype, device):
-    for shape, layout, per_channel, reduce_range in (((2, 4), "contiguous", False, False),
-                                                     ((3, 2, 4), "transposed", True, True),
-                                                     ((5, 4), "strided", False, True)):
-        yield SampleInput((arr(rng, shape, ow.float32, layout), packed(rng, (3, 4), per_channel)),
-                          {"reduce_range": reduce_range}, desc=f"{layout} reduce_range={reduce_range}")
+    for shape, layout, per_channel, reduce_range in (
+        ((2, 4), "contiguous", False, False),
+        ((3, 2, 4), "transposed", True, True),
+        ((5, 4), "strided", False, True),
+    ):
+        yield SampleInput(
+            (arr(rng, shape, ow.float32, layout), packed(rng, (3, 4), per_channel)),
+            {"reduce_range": reduce_range},
+            desc=f"{layout} reduce_range={reduce_range}",
+        )
     yield SampleInput((arr(rng, (2, 4), ow.float32, domain="pos"), packed(rng, (3, 4))), desc="positive input")
 
 
@@ -141,8 +160,10 @@ def prepack_samples(kind):
         else:
             dims = 1 if kind == "conv1d" else 2
             spec = packed(rng, (4, 2) + (3,) * dims, True, True, dims)
-            yield SampleInput((spec.weight_arr(), _bias_arr(spec), [2] * dims, [1] * dims, [1] * dims, 2),
-                              desc="per-channel, groups 2")
+            yield SampleInput(
+                (spec.weight_arr(), _bias_arr(spec), [2] * dims, [1] * dims, [1] * dims, 2),
+                desc="per-channel, groups 2",
+            )
 
     return samples
 
@@ -208,11 +229,13 @@ def conv_samples(dims):
             ((1, 2) + (8,) * dims, (3, 2) + k, True, False, 1, 2, 2, 1, "strided"),
         ]
         for xshape, wshape, per_channel, bias, stride, padding, dilation, groups, layout in plans:
-            spec = packed(rng, wshape, per_channel, bias, dims, (stride,) * dims, (padding,) * dims,
-                          (dilation,) * dims, groups)
+            spec = packed(
+                rng, wshape, per_channel, bias, dims, (stride,) * dims, (padding,) * dims, (dilation,) * dims, groups
+            )
             x = qarr(rng, xshape, U8, layout, scale=0.04, zero_point=130)
-            yield SampleInput((x, spec, 0.1, 120),
-                              desc=f"stride {stride} padding {padding} dilation {dilation} groups {groups}")
+            yield SampleInput(
+                (x, spec, 0.1, 120), desc=f"stride {stride} padding {padding} dilation {dilation} groups {groups}"
+            )
 
     return samples
 
@@ -237,14 +260,20 @@ def conv_errors(dims):
     return errors
 
 
-# -- matmul, pooling, cat, layer norm ----------------------------------------------------------------------------
+# -- matmul, pooling, cat, layer norm --------------------------------------------------------------
 
 
 def matmul_samples(rng, dtype, device):
-    for sa, sb, layout, qd in (((2, 3), (3, 4), "contiguous", U8), ((2, 3, 4), (2, 4, 2), "transposed", S8),
-                               ((4, 5), (5, 3), "strided", S8), ((0, 3), (3, 2), "contiguous", U8)):
-        yield SampleInput((qarr(rng, sa, qd, layout, scale=0.05), qarr(rng, sb, qd, scale=0.04), 0.02,
-                           128 if qd is U8 else 0), desc=f"{qd.name} {layout}")
+    for sa, sb, layout, qd in (
+        ((2, 3), (3, 4), "contiguous", U8),
+        ((2, 3, 4), (2, 4, 2), "transposed", S8),
+        ((4, 5), (5, 3), "strided", S8),
+        ((0, 3), (3, 2), "contiguous", U8),
+    ):
+        yield SampleInput(
+            (qarr(rng, sa, qd, layout, scale=0.05), qarr(rng, sb, qd, scale=0.04), 0.02, 128 if qd is U8 else 0),
+            desc=f"{qd.name} {layout}",
+        )
 
 
 def matmul_oracle(qa: QValue, qb: QValue, scale, zero_point):
@@ -290,10 +319,13 @@ def pool_oracle(qx: QValue, kernel_size, *args):
 def cat_samples(rng, dtype, device):
     a, b = qarr(rng, (2, 3), U8, scale=0.05), qarr(rng, (1, 3), U8, "transposed", scale=0.05)
     yield SampleInput(([a, b], 0, None, None), desc="same parameters: integers concatenated")
-    yield SampleInput(([qarr(rng, (2, 3), S8, scale=0.05), qarr(rng, (2, 2), S8, scale=0.02)], 1, 0.03, 2),
-                      desc="requantized")
-    yield SampleInput(([qarr(rng, (2, 3), U8, scale=0.1), qarr(rng, (2, 3), U8, scale=0.02)], 0, None, None),
-                      desc="the first input's parameters")
+    yield SampleInput(
+        ([qarr(rng, (2, 3), S8, scale=0.05), qarr(rng, (2, 2), S8, scale=0.02)], 1, 0.03, 2), desc="requantized"
+    )
+    yield SampleInput(
+        ([qarr(rng, (2, 3), U8, scale=0.1), qarr(rng, (2, 3), U8, scale=0.02)], 0, None, None),
+        desc="the first input's parameters",
+    )
 
 
 def cat_oracle(qx, dim, scale=None, zero_point=None):
@@ -305,8 +337,10 @@ def cat_oracle(qx, dim, scale=None, zero_point=None):
 
 
 def layer_norm_samples(rng, dtype, device):
-    yield SampleInput((qarr(rng, (2, 3), U8), [3], arr(rng, (3,), ow.float32), arr(rng, (3,), ow.float32), 1e-5,
-                       0.05, 128), desc="affine")
+    yield SampleInput(
+        (qarr(rng, (2, 3), U8), [3], arr(rng, (3,), ow.float32), arr(rng, (3,), ow.float32), 1e-5, 0.05, 128),
+        desc="affine",
+    )
     yield SampleInput((qarr(rng, (2, 3, 4), S8, "transposed"), [3, 4], None, None, 1e-5, 0.03, 0), desc="2 dims")
 
 
@@ -346,17 +380,31 @@ def bag_samples(rng, dtype, device):
     from ._core import Arr
 
     table = Arr(np_byte_prepack(rng.uniform(-1, 1, (6, 4))), ow.uint8)
-    yield SampleInput((table, Arr(np.array([0, 2, 4, 1, 5]), ow.int64), Arr(np.array([0, 2, 2]), ow.int64)),
-                      desc="sum with an empty bag")
-    yield SampleInput((table, Arr(np.array([3, 3, 1, 0]), ow.int32), Arr(np.array([0, 1]), ow.int32)),
-                      {"mode": 1}, desc="mean")
-    yield SampleInput((table, Arr(np.array([0, 1, 2, 3]), ow.int64), Arr(np.array([0, 2, 4]), ow.int64)),
-                      {"include_last_offset": True, "per_sample_weights": Arr(np.array([1, 2, 3, 4.0]), ow.float32)},
-                      desc="last offset included, weights")
+    yield SampleInput(
+        (table, Arr(np.array([0, 2, 4, 1, 5]), ow.int64), Arr(np.array([0, 2, 2]), ow.int64)),
+        desc="sum with an empty bag",
+    )
+    yield SampleInput(
+        (table, Arr(np.array([3, 3, 1, 0]), ow.int32), Arr(np.array([0, 1]), ow.int32)), {"mode": 1}, desc="mean"
+    )
+    yield SampleInput(
+        (table, Arr(np.array([0, 1, 2, 3]), ow.int64), Arr(np.array([0, 2, 4]), ow.int64)),
+        {"include_last_offset": True, "per_sample_weights": Arr(np.array([1, 2, 3, 4.0]), ow.float32)},
+        desc="last offset included, weights",
+    )
 
 
-def bag_oracle(weight, indices, offsets=None, scale_grad_by_freq=False, mode=0, pruned_weights=False,
-               per_sample_weights=None, compressed_indices_mapping=None, include_last_offset=False):
+def bag_oracle(
+    weight,
+    indices,
+    offsets=None,
+    scale_grad_by_freq=False,
+    mode=0,
+    pruned_weights=False,
+    per_sample_weights=None,
+    compressed_indices_mapping=None,
+    include_last_offset=False,
+):
     d = weight.shape[1] - 8
     tail = np.ascontiguousarray(weight[:, d:]).view(F32)
     rows = weight[:, :d].astype(F32) * tail[:, :1] + tail[:, 1:2]
@@ -375,31 +423,37 @@ def bag_oracle(weight, indices, offsets=None, scale_grad_by_freq=False, mode=0, 
 
 
 register(
-    OpInfo("quantized::add", binary_samples, _binary_oracle(np.add), error_inputs=binary_errors,
-           data_dependent=True),
+    OpInfo("quantized::add", binary_samples, _binary_oracle(np.add), error_inputs=binary_errors, data_dependent=True),
     OpInfo("quantized::add_relu", binary_samples, _binary_oracle(np.add, relu=True), data_dependent=True),
     OpInfo("quantized::mul", binary_samples, _binary_oracle(np.multiply), data_dependent=True),
     OpInfo("quantized::linear_prepack", prepack_samples("linear"), prepack_oracle, data_dependent=True),
     OpInfo("quantized::linear_unpack", unpack_samples("linear"), unpack_oracle_fn, data_dependent=True),
-    OpInfo("quantized::linear", linear_samples, _linear_oracle(False), error_inputs=linear_errors,
-           data_dependent=True),
+    OpInfo("quantized::linear", linear_samples, _linear_oracle(False), error_inputs=linear_errors, data_dependent=True),
     OpInfo("quantized::linear_relu", linear_samples, _linear_oracle(True), data_dependent=True),
-    OpInfo("quantized::linear_dynamic", dynamic_samples, dynamic_oracle, data_dependent=True,
-           tolerances={"float32": (1e-5, 1e-5)}),
+    OpInfo(
+        "quantized::linear_dynamic",
+        dynamic_samples,
+        dynamic_oracle,
+        data_dependent=True,
+        tolerances={"float32": (1e-5, 1e-5)},
+    ),
     OpInfo("quantized::conv1d_prepack", prepack_samples("conv1d"), prepack_oracle, data_dependent=True),
     OpInfo("quantized::conv2d_prepack", prepack_samples("conv2d"), prepack_oracle, data_dependent=True),
     OpInfo("quantized::conv2d_unpack", unpack_samples("conv2d"), unpack_oracle_fn, data_dependent=True),
-    OpInfo("quantized::conv1d", conv_samples(1), _conv_oracle(False), error_inputs=conv_errors(1),
-           data_dependent=True),
+    OpInfo("quantized::conv1d", conv_samples(1), _conv_oracle(False), error_inputs=conv_errors(1), data_dependent=True),
     OpInfo("quantized::conv1d_relu", conv_samples(1), _conv_oracle(True), data_dependent=True),
-    OpInfo("quantized::conv2d", conv_samples(2), _conv_oracle(False), error_inputs=conv_errors(2),
-           data_dependent=True),
+    OpInfo("quantized::conv2d", conv_samples(2), _conv_oracle(False), error_inputs=conv_errors(2), data_dependent=True),
     OpInfo("quantized::conv2d_relu", conv_samples(2), _conv_oracle(True), data_dependent=True),
     OpInfo("quantized::matmul", matmul_samples, matmul_oracle, data_dependent=True),
     OpInfo("quantized::max_pool2d", pool_samples, pool_oracle, data_dependent=True),
     OpInfo("quantized::cat", cat_samples, cat_oracle, data_dependent=True),
     OpInfo("quantized::layer_norm", layer_norm_samples, layer_norm_oracle, tolerances=ONE_STEP, data_dependent=True),
     OpInfo("quantized::embedding_bag_byte_prepack", prepack_byte_samples, np_byte_prepack, data_dependent=True),
-    OpInfo("quantized::embedding_bag_byte_rowwise_offsets", bag_samples, bag_oracle, data_dependent=True,
-           tolerances={"float32": (1e-5, 1e-5)}),
+    OpInfo(
+        "quantized::embedding_bag_byte_rowwise_offsets",
+        bag_samples,
+        bag_oracle,
+        data_dependent=True,
+        tolerances={"float32": (1e-5, 1e-5)},
+    ),
 )

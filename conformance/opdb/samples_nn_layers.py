@@ -14,6 +14,11 @@ _UP = {"input": t(1, 2, 3, 4), "self": t(1, 2, 3, 4), "align_corners": False}
 OVERRIDES: dict[str, dict] = {
     "convolution": {"input": t(1, 2, 5), "weight": t(4, 2, 3), **_CONV},
     "_convolution": {"input": t(1, 2, 5, 5), "weight": t(3, 2, 2, 2), **_CONV, **_FLAGS},
+    "conv_tbc": {"self": t(5, 2, 3), "weight": t(2, 3, 4), "bias": t(4), "pad": 1},
+    "_upsample_bilinear2d_aa": {**_UP, "output_size": [2, 3]},
+    "_upsample_bicubic2d_aa": {**_UP, "output_size": [5, 2]},
+    "_upsample_bilinear2d_aa.vec": {**_UP, "output_size": None, "scale_factors": [0.5, 0.7]},
+    "_upsample_bicubic2d_aa.vec": {**_UP, "output_size": [2, 7], "scale_factors": None},
     "conv1d": {"input": t(1, 2, 5), "weight": t(3, 2, 2)},
     "conv2d": {"input": t(1, 2, 4, 5), "weight": t(3, 2, 2, 2)},
     "conv3d": {"input": t(1, 2, 3, 4, 4), "weight": t(3, 2, 2, 2, 2)},
@@ -32,6 +37,18 @@ OVERRIDES: dict[str, dict] = {
     **{f"{p}adaptive_avg_pool3d": {"self": t(1, 2, 3, 5, 4), "output_size": [2, 3, 2]} for p in ("", "_")},
     "adaptive_max_pool2d": {"self": t(1, 2, 5, 4), "output_size": [3, 2]},
     "adaptive_max_pool3d": {"self": t(1, 2, 3, 5, 4), "output_size": [2, 3, 2]},
+    "fractional_max_pool2d": {
+        "self": t(1, 2, 5, 6),
+        "kernel_size": [2, 2],
+        "output_size": [3, 4],
+        "random_samples": t(1, 2, 2, low=0, high=1),
+    },
+    "fractional_max_pool3d": {
+        "self": t(2, 4, 5, 6),
+        "kernel_size": [2, 2, 2],
+        "output_size": [2, 3, 4],
+        "random_samples": t(1, 2, 3, low=0, high=1),
+    },
     "max_unpool2d": {
         "self": t(1, 2, 2, 2),
         "indices": value([[[[0, 3], [9, 14]], [[5, 2], [8, 15]]]]),

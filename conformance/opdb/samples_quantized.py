@@ -87,7 +87,13 @@ OVERRIDES: dict[str, dict] = {
         "zero_point": value([0, 1]),
         "axis": 0,
     },
-    "fake_quantize_per_tensor_affine": {"self": t(2, 3), "scale": 0.1, "zero_point": 0, "quant_min": 0, "quant_max": 255},
+    "fake_quantize_per_tensor_affine": {
+        "self": t(2, 3),
+        "scale": 0.1,
+        "zero_point": 0,
+        "quant_min": 0,
+        "quant_max": 255,
+    },
     "fake_quantize_per_tensor_affine.tensor_qparams": {"scale": value(0.1), "zero_point": value(0)},
     "fake_quantize_per_channel_affine": {
         "self": t(2, 3),

@@ -118,14 +118,15 @@ def _median_dim(ignore_nan=False):
             values[pos] = _median_all(moved[pos], ignore_nan)
         if keepdim:
             values = np.expand_dims(values, d)
-        return values, None if _has_ties(x, d) or (x.dtype.kind == "f" and np.isnan(x).any()) else _median_index(
-            x, d, keepdim, ignore_nan
-        )
+        if _has_ties(x, d) or (x.dtype.kind == "f" and np.isnan(x).any()):
+            return values, None  # which of the equal elements (or NaNs) is reported is unspecified
+        return values, _median_index(x, d, keepdim)
 
     return oracle
 
 
-def _median_index(x, d, keepdim, ignore_nan):
+def _median_index(x, d, keepdim):
+    """The position of the lower median along ``d`` (a slice without ties)."""
     idx = np.take(_order(x, d), [(x.shape[d] - 1) // 2], axis=d)
     return idx if keepdim else idx.squeeze(d)
 

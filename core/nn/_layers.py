@@ -6,7 +6,6 @@ overload for a string ``padding``). The others are thin wrappers with F's signat
 pools take ``stride=None`` (the kernel size) and ``return_indices``; ``max_unpool*``
 computes the default output size; ``lp_pool*``, ``interpolate``, ``grid_sample`` and
 ``affine_grid`` translate their Python-level arguments and call canonical ops.
-``interpolate(..., antialias=True)`` is not implemented (NotImplementedError).
 """
 
 from __future__ import annotations
@@ -45,6 +44,10 @@ __all__ = [
     "max_unpool1d",
     "max_unpool2d",
     "max_unpool3d",
+    "fractional_max_pool2d",
+    "fractional_max_pool3d",
+    "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d_with_indices",
     "lp_pool1d",
     "lp_pool2d",
     "lp_pool3d",
@@ -210,6 +213,36 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return canonical.max_unpool3d(input, indices, size, stride, padding)
 
 
+def _fractional(d: int, with_indices_default: bool):
+    def fractional_max_pool(
+        input, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None
+    ):
+        name = f"fractional_max_pool{d}d"
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+        if output_size is None:
+            ratios = _tuple(output_ratio, d) if not isinstance(output_ratio, float) else [output_ratio] * d
+            output_size = [int(input.shape[input.ndim - d + i] * r) for i, r in enumerate(ratios)]
+        if _random_samples is None:
+            n_batch = 1 if input.ndim == d + 1 else input.shape[0]
+            _random_samples = canonical.rand(
+                n_batch, input.shape[input.ndim - d - 1], d, dtype=input.dtype, device=input.device
+            )
+        values, indices = getattr(canonical, name)(input, kernel_size, output_size, _random_samples)
+        return (values, indices) if return_indices or with_indices_default else values
+
+    fractional_max_pool.__name__ = f"fractional_max_pool{d}d" + ("_with_indices" if with_indices_default else "")
+    fractional_max_pool.__doc__ = (
+        f"{d}-D fractional max pooling to ``output_size`` (or ``output_ratio`` of the input); the window starts "
+        "come from ``_random_samples`` (drawn with ``rand`` when not given)."
+    )
+    return fractional_max_pool
+
+
+fractional_max_pool2d, fractional_max_pool3d = (_fractional(d, False) for d in (2, 3))
+fractional_max_pool2d_with_indices, fractional_max_pool3d_with_indices = (_fractional(d, True) for d in (2, 3))
+
+
 def _lp_pool(d: int):
     def lp_pool(input, norm_type, kernel_size, stride=None, ceil_mode=False):
         kernel = _tuple(kernel_size, d)
@@ -307,7 +340,8 @@ def interpolate(
             raise ValueError(
                 "interpolate: anti-alias option is restricted to bilinear and bicubic modes and requires a 4-D input"
             )
-        raise NotImplementedError("interpolate: antialias=True is not implemented")
+        name = "_upsample_bilinear2d_aa" if mode == "bilinear" else "_upsample_bicubic2d_aa"
+        return getattr(canonical, name)(input, output_size, align_corners, scale_factors)
     if input.ndim in (3, 4, 5):
         d = input.ndim - 2
         if mode == "nearest":

@@ -219,12 +219,34 @@ def gelu(input, approximate="none"):
     return canonical.gelu(input, approximate=approximate)
 
 
-glu = canonical.glu
-prelu = canonical.prelu
-logsigmoid = canonical.log_sigmoid
-softshrink = canonical.softshrink
-hardshrink = canonical.hardshrink
-tanhshrink = canonical.tanhshrink
+def glu(input, dim=-1):
+    """``a * sigmoid(b)`` for the two halves ``a``, ``b`` of ``input`` along ``dim``."""
+    return canonical.glu(input, dim)
+
+
+def prelu(input, weight):
+    """``input`` where positive, else ``weight * input`` (one weight per channel or one in all)."""
+    return canonical.prelu(input, weight)
+
+
+def logsigmoid(input):
+    """``log(sigmoid(input))``, computed stably."""
+    return canonical.log_sigmoid(input)
+
+
+def softshrink(input, lambd=0.5):
+    """Shrink towards 0 by ``lambd`` (0 inside ``[-lambd, lambd]``)."""
+    return canonical.softshrink(input, lambd)
+
+
+def hardshrink(input, lambd=0.5):
+    """0 inside ``[-lambd, lambd]``, else ``input``."""
+    return canonical.hardshrink(input, lambd)
+
+
+def tanhshrink(input):
+    """``input - tanh(input)``."""
+    return canonical.tanhshrink(input)
 
 
 def softplus(input, beta=1.0, threshold=20.0):

@@ -63,7 +63,7 @@ def engine_status() -> dict[str, tuple[bool, str | None]]:
 
 
 def get_engine() -> str:
-    """The engine quantized ops use now."""
+    """The engine quantized ops use now (cheap: engines' kernels ask on every call)."""
     if _selected is not None:
         return _selected
     ensure_plugins_loaded()
@@ -71,7 +71,7 @@ def get_engine() -> str:
     if wanted:
         set_engine(wanted)
         return wanted
-    return supported_engines()[-1]
+    return [name for name, (ok, _) in _engines.items() if ok][-1]
 
 
 def set_engine(name: str) -> None:
@@ -94,7 +94,7 @@ def reset_engine() -> None:
 
 
 class QuantizedFlags:
-    """``opweave.backends.quantized``: ``engine`` (get/set) and ``supported_engines`` (like torch.backends.quantized)."""
+    """``opweave.backends.quantized``: ``engine`` (get/set) and ``supported_engines``, as torch.backends.quantized."""
 
     @property
     def engine(self) -> str:

@@ -71,8 +71,9 @@ def _float_layer(layer: _Layer, x):
         from .._ops import prims
 
         stride, padding, dilation, groups = layer.geometry
-        y = prims.convolution(x, layer.weight, layer.bias, list(stride), list(padding), list(dilation), False,
-                              [0, 0], groups)
+        y = prims.convolution(
+            x, layer.weight, layer.bias, list(stride), list(padding), list(dilation), False, [0, 0], groups
+        )
     return ops.relu(y) if layer.relu else y
 
 

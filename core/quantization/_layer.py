@@ -196,8 +196,9 @@ def _as_strided(q, size, stride, storage_offset):
         first = int(channels.flat[0]) if channels.size else 0
         if len(size) == q.ndim and size[qp.axis] <= 1:  # a slice keeping a single (or no) channel
             count = size[qp.axis]
-            return QParams(qp.qscheme, None, None, qp.scales[first : first + count],
-                           qp.zero_points[first : first + count], qp.axis)
+            return QParams(
+                qp.qscheme, None, None, qp.scales[first : first + count], qp.zero_points[first : first + count], qp.axis
+            )
         return qp.channel(first)
     varying = [d for d in range(channels.ndim) if np.any(np.diff(channels, axis=d) != 0)]
     if len(varying) != 1:

@@ -77,7 +77,9 @@ class ObserverBase:
         eps: float = _EPS,
         per_channel: bool = False,
     ):
-        allowed = (per_channel_affine, per_channel_symmetric) if per_channel else (per_tensor_affine, per_tensor_symmetric)
+        allowed = (
+            (per_channel_affine, per_channel_symmetric) if per_channel else (per_tensor_affine, per_tensor_symmetric)
+        )
         name = type(self).__name__
         if qscheme not in allowed:
             raise ValueError(f"{name}: unsupported qscheme {qscheme}")
@@ -92,7 +94,8 @@ class ObserverBase:
         f32 = np.float32
         min_val, max_val = np.atleast_1d(np.asarray(min_val, f32)), np.atleast_1d(np.asarray(max_val, f32))
         if np.all(np.isinf(min_val) & (min_val > 0)) and np.all(np.isinf(max_val) & (max_val < 0)):
-            warnings.warn(f"{type(self).__name__}: must run on data before calculate_qparams; returning defaults")
+            name = type(self).__name__
+            warnings.warn(f"{name}: must run on data before calculate_qparams; returning defaults", stacklevel=3)
             return np.ones(min_val.shape, f32), np.zeros(min_val.shape, np.int64)
         qmin, qmax = self.quant_min, self.quant_max
         min_neg = np.minimum(min_val, f32(0))

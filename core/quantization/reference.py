@@ -140,7 +140,7 @@ def int_view_dtype(dtype):
     return STORAGE_DTYPE[dtype]
 
 
-# -- elementwise ----------------------------------------------------------------------------------------------
+# -- elementwise -----------------------------------------------------------------------------------
 
 
 def _binary(op: str, qa, qb, scale, zero_point, fn, relu=False):
@@ -190,13 +190,11 @@ def sigmoid(self):
     quint8: scale 1/256, zero point 0; qint8: 1/256, -128; qint32: 2**-32, 0.
     """
     qparams_of(self, "sigmoid", "self")
-    scale, zp = {_dtype.quint8: (1 / 256, 0), _dtype.qint8: (1 / 256, -128), _dtype.qint32: (2.0**-32, 0)}[
-        self.dtype
-    ]
+    scale, zp = {_dtype.quint8: (1 / 256, 0), _dtype.qint8: (1 / 256, -128), _dtype.qint32: (2.0**-32, 0)}[self.dtype]
     return ops.quantize_per_tensor(ops.sigmoid(ops.dequantize(self)), scale, zp, self.dtype)
 
 
-# -- linear -----------------------------------------------------------------------------------------------------
+# -- linear ----------------------------------------------------------------------------------------
 
 
 def linear_prepack(W, B=None):
@@ -287,7 +285,7 @@ def linear_dynamic(X, W_prepack, reduce_range=False):
     return ops.to(y, F32)
 
 
-# -- convolution ---------------------------------------------------------------------------------------------------
+# -- convolution -----------------------------------------------------------------------------------
 
 
 def conv_prepack(weight, bias, stride, padding, dilation, groups, dims):
@@ -359,7 +357,7 @@ def conv2d_relu(qx, packed_weight, output_scale, output_zero_point):
     return _conv("quantized::conv2d_relu", qx, packed_weight, output_scale, output_zero_point, 2, True)
 
 
-# -- matmul ------------------------------------------------------------------------------------------------------------
+# -- matmul ----------------------------------------------------------------------------------------
 
 
 def matmul(qa, qb, scale, zero_point):
@@ -380,7 +378,7 @@ def matmul(qa, qb, scale, zero_point):
     return make_quantized(ops.to(q, int_view_dtype(qa.dtype)), QParams.per_tensor(scale, zero_point), qa.dtype)
 
 
-# -- pooling -------------------------------------------------------------------------------------------------------------
+# -- pooling ---------------------------------------------------------------------------------------
 
 
 def _pool_input(op: str, qx):
@@ -418,7 +416,9 @@ def _from_centered_mean(mean: Tensor, qx) -> Tensor:
     return make_quantized(ops.to(q, int_view_dtype(qx.dtype)), qp, qx.dtype)
 
 
-def avg_pool2d(qx, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True, divisor_override=None):
+def avg_pool2d(
+    qx, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True, divisor_override=None
+):
     """Average pooling of a quantized tensor: ``rhe(mean(q - z)) + z`` with the input's parameters."""
     op = "avg_pool2d"
     _pool_input(op, qx)
@@ -436,7 +436,7 @@ def adaptive_avg_pool2d(qx, output_size):
     return _from_centered_mean(prims.adaptive_avg_pool(_centered(qx), size), qx)
 
 
-# -- cat, layer_norm ------------------------------------------------------------------------------------------------------
+# -- cat, layer_norm -------------------------------------------------------------------------------
 
 
 def cat(qx, dim, scale=None, zero_point=None):
@@ -465,7 +465,9 @@ def layer_norm(input, normalized_shape, weight, bias, eps, output_scale, output_
     _check_out(op, output_scale, output_zero_point, input.dtype)
     shape = list(normalized_shape)
     if not shape or list(input.shape[-len(shape) :]) != shape:
-        raise ValueError(f"{op}: 'normalized_shape' {shape} does not match the input's trailing dims {list(input.shape)}")
+        raise ValueError(
+            f"{op}: 'normalized_shape' {shape} does not match the input's trailing dims {list(input.shape)}"
+        )
     x = ops.dequantize(input)
     dims = list(range(input.ndim - len(shape), input.ndim))
     mean = ops.mean(x, dims, keepdim=True)
@@ -479,7 +481,7 @@ def layer_norm(input, normalized_shape, weight, bias, eps, output_scale, output_
     return ops.quantize_per_tensor(y, output_scale, output_zero_point, input.dtype)
 
 
-# -- embedding bag (8-bit rowwise) ---------------------------------------------------------------------------------------------
+# -- embedding bag (8-bit rowwise) -----------------------------------------------------------------
 
 
 def embedding_bag_byte_prepack(weight):

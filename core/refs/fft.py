@@ -322,7 +322,7 @@ def _shift(op: str, self, dim, sign):
 
 
 def fft_fftshift(self, dim=None):
-    """Move the zero frequency to the centre of ``dim`` (all dims by default)."""
+    """Move the zero frequency to the centre of ``dim`` (all dims by default); a 0-dim input is copied."""
     return _shift("fft_fftshift", self, dim, 1)
 
 

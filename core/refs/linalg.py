@@ -26,7 +26,18 @@ import string
 from .. import _dtype
 from .._ops import canonical as ops
 from .._ops import prims
-from ._tensor_utils import cast, expand, fill_like, is_floating, is_integral, numel, reshape, squeeze, unsqueeze
+from ._tensor_utils import (
+    cast,
+    expand,
+    fill_like,
+    is_floating,
+    is_integral,
+    numel,
+    reshape,
+    squeeze,
+    transpose_last,
+    unsqueeze,
+)
 from ._utils import broadcast_shapes, define_with_variants, keep_dims, reduction_dims, wrap_dim
 from .reductions import _vector_norm
 
@@ -365,8 +376,7 @@ def linalg_cholesky_ex(self, upper=False, check_errors=False):
     except ValueError:
         if check_errors:
             raise ValueError(f"{op}: the matrix is not positive definite") from None
-    lower = ops.tril(self) if not upper else ops.triu(self)
-    hermitian = ops.add.Tensor(lower, _mH(ops.tril(self, -1) if not upper else ops.triu(self, 1)))
+    hermitian = ops.add.Tensor(ops.tril(self), _mH(ops.tril(self, -1)))  # the prim reads the lower triangle
     info = _leading_minor_info(hermitian, positive=True)
     bad, safe = _safe(self, info)
     return _nan_where(bad, prims.cholesky(safe, upper)), info
@@ -542,18 +552,33 @@ def linalg_lu_factor_ex(A, pivot=True, check_errors=False):
 
 
 def _permutation(pivots, m: int):
-    """The row permutation ``perm`` (int64, (*, m)) that LAPACK's sequential swaps ``pivots`` (*, k) apply."""
+    """The row permutation ``perm`` (int64, (*, m)) that LAPACK's sequential swaps ``pivots`` (*, k) apply.
+
+    Swapping rows ``i`` and ``pivots[i] - 1`` for ``i = 0, 1, ...`` composes transpositions:
+    ``perm = t_0 o t_1 o ... o t_(k-1)`` with ``(f o g)[r] = f[g[r]]`` (a gather). The k
+    transpositions are built at once and composed pairwise, in ``log2(k)`` batched gathers.
+    """
     batch = tuple(pivots.shape[:-1])
-    perm = _contig(expand(ops.arange(m, dtype=_dtype.int64, device=pivots.device), batch + (m,)))
-    piv = ops.sub.Scalar(cast(pivots, _dtype.int64), 1)
-    last = perm.ndim - 1
-    for i in range(pivots.shape[-1]):
-        j = prims.slice_in_dim(piv, i, i + 1, 1, last)
-        at_i = prims.slice_in_dim(perm, i, i + 1, 1, last)
-        at_j = ops.gather(perm, -1, j)
-        perm = ops.scatter.src(perm, -1, j, at_i)
-        perm = ops.scatter.src(perm, -1, fill_like(i, j), at_j)
-    return perm
+    k = pivots.shape[-1]
+    rows = ops.arange(m, dtype=_dtype.int64, device=pivots.device)
+    if k == 0:
+        return _contig(expand(rows, batch + (m,)))
+    steps = reshape(ops.arange(k, dtype=_dtype.int64, device=pivots.device), (k, 1))
+    targets = unsqueeze(ops.sub.Scalar(cast(pivots, _dtype.int64), 1), -1)  # (*, k, 1)
+    shape = batch + (k, m)
+    r, i, j = expand(rows, shape), expand(steps, shape), expand(targets, shape)
+    swaps = ops.where.self(ops.eq.Tensor(r, i), j, ops.where.self(ops.eq.Tensor(r, j), i, r))
+    last = swaps.ndim - 2
+    while swaps.shape[-2] > 1:
+        count = swaps.shape[-2]
+        if count % 2:
+            identity = expand(reshape(rows, (1, m)), batch + (1, m))
+            swaps = ops.cat([swaps, identity], last)
+            count += 1
+        outer = prims.slice(swaps, [0] * swaps.ndim, list(swaps.shape), [1] * last + [2, 1])
+        inner = prims.slice(swaps, [0] * last + [1, 0], list(swaps.shape), [1] * last + [2, 1])
+        swaps = ops.gather(outer, -1, inner)
+    return _contig(squeeze(swaps, -2))
 
 
 def _permutation_matrix(pivots, m: int, dtype):
@@ -639,7 +664,28 @@ def lu_solve(self, LU_data, LU_pivots):
 def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A002
     """The vector ``ord``-norm over ``dim`` (all dims when None); real result."""
     op = "linalg_vector_norm"
-    return _vector_norm(op, self, ord, reduction_dims(op, dim, self.ndim), keepdim, dtype)
+    dims = reduction_dims(op, dim, self.ndim)
+    if ord == 2 and dtype is None and self.dtype in (_dtype.float32, _dtype.float64) and self.numel():
+        trailing = tuple(range(self.ndim - len(dims), self.ndim))
+        if tuple(sorted(dims)) == trailing and self.is_contiguous():
+            return _two_norm_trailing(self, len(dims), keepdim)
+    return _vector_norm(op, self, ord, dims, keepdim, dtype)
+
+
+def _two_norm_trailing(x, count: int, keepdim: bool):
+    """The 2-norm over the last ``count`` dims of a contiguous real tensor, as row dot products (BLAS)."""
+    kept = tuple(x.shape[: x.ndim - count])
+    rows, k = numel(kept), numel(x.shape[x.ndim - count :])
+    if rows == 1:
+        flat = reshape(x, (1, k))
+        squares = prims.mm(flat, transpose_last(flat))
+    else:
+        flat = reshape(x, (rows, 1, k))
+        squares = prims.bmm(flat, _mT(flat))
+    out = reshape(prims.sqrt(squares), kept)
+    if keepdim:
+        out = reshape(out, kept + (1,) * count)
+    return out
 
 
 _MATRIX_ORDS = ("fro", "nuc", math.inf, -math.inf, 1, -1, 2, -2)
@@ -873,7 +919,7 @@ def _matrix_power(op: str, A, n: int):
         n >>= 1
         if n:
             base = ops.matmul(base, base)
-    return _contig(result) if result is A else result
+    return prims.clone(result, memory_format="contiguous_format") if result is A else result
 
 
 def linalg_matrix_power(self, n):
@@ -1174,7 +1220,11 @@ def _einsum_pair(a, sa: str, b, sb: str, keep: set):
 
 
 def einsum(equation, tensors, path=None):
-    """Einstein summation (``"ij,jk->ik"``, ``...`` for broadcast dims, implicit output mode), pairwise with bmm."""
+    """Einstein summation (``"ij,jk->ik"``, ``...`` for broadcast dims, implicit output mode), pairwise with bmm.
+
+    Operands are contracted left to right; ``path`` (opt_einsum's contraction order, which torch
+    uses only for speed) is checked for form and otherwise does not change the result.
+    """
     op = "einsum"
     if not tensors:
         raise ValueError(f"{op}: expected at least one operand")
@@ -1204,12 +1254,19 @@ def einsum(equation, tensors, path=None):
     for k, (t, s) in enumerate(rest):
         later = set("".join(s2 for _, s2 in rest[k + 1 :])) | set(out)
         current, cs = _einsum_pair(current, cs, t, s, later)
-    current, cs = _einsum_sum(current, cs, set(out))
-    current = expand(current, [sizes[c] for c in cs])
+    summed, cs = _einsum_sum(current, cs, set(out))
+    current = expand(summed, [sizes[c] for c in cs])
     result = prims.transpose(current, [cs.index(c) for c in out]) if cs else current
-    if result.ndim == 0 and not result.is_contiguous():
-        result = _contig(result)
-    return prims.clone(result, memory_format="contiguous_format") if result is tensors[0] else result
+    # A single operand that was only permuted or diagonalised is still a view of its input: copy it.
+    return _copy(result) if any(_shares_storage(result, t) for t in tensors) else result
+
+
+def _copy(t):
+    return prims.clone(t, memory_format="contiguous_format")
+
+
+def _shares_storage(a, b) -> bool:
+    return a.untyped_storage() is b.untyped_storage()
 
 
 def _path_order(op: str, path, n: int):
@@ -1254,8 +1311,8 @@ def _trapezoid(op: str, y, x, dx, dim, cumulative: bool):
     d = wrap_dim(op, dim, y.ndim)
     if y.dtype is _dtype.bool_:
         y = cast(y, _dtype.int64)
-    if y.shape[d] == 0 and not cumulative:
-        shape = list(y.shape[:d]) + list(y.shape[d + 1 :])
+    if y.shape[d] == 0:
+        shape = list(y.shape) if cumulative else list(y.shape[:d]) + list(y.shape[d + 1 :])
         dtype = _trapz_float(y).dtype if x is None else _dtype.result_type(y, x)
         dtype = dtype if is_floating(dtype) else _dtype.get_default_dtype()
         return prims.full(shape, 0, dtype=dtype, device=y.device)

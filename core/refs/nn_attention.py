@@ -20,7 +20,7 @@ from .._ops import canonical as ops
 from .._ops import prims
 from ._nn_utils import c, check_float, keep
 from ._tensor_utils import expand
-from ._utils import broadcast_shapes, to_device, to_dtype
+from ._utils import broadcast_shapes, to_device, to_dtype, wrap_dim
 
 
 def _check(op, query, key, value, attn_mask, dropout_p, is_causal, enable_gqa):
@@ -90,8 +90,11 @@ def _attention(op, query, key, value, attn_mask, dropout_p, is_causal, scale, en
         masked = prims.logical_not(allowed)
     elif attn_mask is not None:
         mask = to_device(attn_mask, q.device)
-        shape = broadcast_shapes(op, scores.shape, mask.shape)
-        if tuple(shape) != tuple(scores.shape):
+        try:
+            shape = broadcast_shapes(op, scores.shape, mask.shape)
+        except ValueError:
+            shape = None
+        if shape is None or tuple(shape) != tuple(scores.shape):
             raise ValueError(
                 f"{op}: 'attn_mask' of shape {list(mask.shape)} does not broadcast to {list(scores.shape)}"
             )
@@ -127,6 +130,24 @@ def _safe_softmax(scores):
     return prims.div(exps, keep(total, last, scores))
 
 
+def safe_softmax(self, dim, dtype=None):
+    """ATen's ``_safe_softmax``: softmax along ``dim`` where a row that is all -inf gives zeros, not NaN."""
+    op = "_safe_softmax"
+    x = to_dtype(self, dtype) if dtype is not None else self
+    check_float(op, x)
+    d = wrap_dim(op, dim, x.ndim)
+    xc = to_dtype(x, _dtype.opmath_dtype(x.dtype))
+    if xc.ndim == 0:
+        return to_dtype(_safe_scalar(xc), x.dtype)
+    moved = ops.movedim.int(xc, d, -1)
+    return to_dtype(ops.movedim.int(_safe_softmax(moved), -1, d), x.dtype)
+
+
+def _safe_scalar(x):
+    """Softmax of a single element: 1, or 0 where it is -inf."""
+    return prims.where(prims.isneginf(x), c(0.0, x), c(1.0, x))
+
+
 def scaled_dot_product_attention(
     query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False
 ):
@@ -146,6 +167,9 @@ def scaled_dot_product_attention_math(
 def _define():
     from ._utils import define_with_variants
 
+    define_with_variants(
+        "_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", safe_softmax, inplace=False, out=False
+    )
     define_with_variants(
         "scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
         "float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor",

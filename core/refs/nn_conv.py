@@ -218,6 +218,25 @@ def _conv_transpose_nd(op: str, d: int):
     return conv_transpose
 
 
+def conv_tbc(self, weight, bias, pad=0):
+    """Time-batch-channel 1-D convolution: ``self`` (T, B, C_in), ``weight`` (K, C_in, C_out), ``bias`` (C_out,)."""
+    op = "conv_tbc"
+    if self.ndim != 3 or weight.ndim != 3 or bias.ndim != 1:
+        raise ValueError(
+            f"{op}: expected 3-D 'self' and 'weight' and 1-D 'bias', got {list(self.shape)}, {list(weight.shape)} "
+            f"and {list(bias.shape)}"
+        )
+    if self.shape[2] != weight.shape[1]:
+        raise ValueError(f"{op}: input channels {self.shape[2]} must match dim 1 of 'weight' {list(weight.shape)}")
+    if bias.shape[0] != weight.shape[2]:
+        raise ValueError(f"{op}: 'bias' {list(bias.shape)} must match dim 2 of 'weight' {list(weight.shape)}")
+    x = prims.transpose(self, [1, 2, 0])
+    w = prims.transpose(weight, [2, 1, 0])
+    s, p, dl, _ = _check_conv(op, x, w, bias, (1,), (pad,), (1,), False, (0,), 1)
+    y = prims.convolution(x, w, bias, list(s), list(p), list(dl), False, [0], 1)
+    return prims.clone(prims.transpose(y, [2, 0, 1]), memory_format="contiguous_format")
+
+
 CONV_ARGS = "Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation"
 CONV_ARGS += ", bool transposed, SymInt[] output_padding, SymInt groups"
 
@@ -228,6 +247,9 @@ def _define():
         f"_convolution({CONV_ARGS}, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor",
         _convolution,
         inplace=False,
+    )
+    define_with_variants(
+        "conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor", conv_tbc, inplace=False
     )
     for d in (1, 2, 3):
         define_with_variants(

@@ -375,7 +375,7 @@ def _nll(op, logp, target, weight, reduction, ignore_index, cdim):
     else:
         w = c(1.0, picked)
     w = prims.where(ignore, c(0.0, w), w)
-    loss = prims.neg(prims.mul(picked, w))
+    loss = prims.where(ignore, c(0.0, picked), prims.neg(prims.mul(picked, w)))  # 0 even where the input is nan
     if reduction == 0:
         return loss
     dims = list(range(loss.ndim))

@@ -7,10 +7,11 @@ training), ``feature_dropout``/``feature_alpha_dropout`` (one draw per (sample, 
 ``cosine_similarity``, ``pairwise_distance``, ``pdist`` and ``cdist``.
 
 ``embedding_bag`` returns ``(output, offset2bag, bag_size, max_indices)``: ``offset2bag[i]``
-is the bag of ``indices[i]``, ``bag_size[b]`` the number of indices of bag ``b`` that are not
-``padding_idx``, ``max_indices[b, d]`` the row chosen by max mode (-1 for empty bags;
-other modes: zeros of shape ``[bags]``). PyTorch's CPU kernel leaves some of these buffers
-empty or partly filled depending on its fast paths; they feed its backward only.
+is the bag of ``indices[i]`` (the last bag starting at or before ``i``), ``bag_size[b]`` the
+number of indices of bag ``b`` that are not ``padding_idx``, ``max_indices[b, d]`` the row
+chosen by max mode (-1 for empty bags; other modes: zeros of shape ``[bags]``). PyTorch's CPU
+kernel leaves some of these buffers empty or partly filled depending on its fast paths; they
+feed its backward only.
 ``cdist`` computes every distance directly (``compute_mode`` is accepted and checked, but the
 matrix-product shortcut for p = 2 is not taken: results are the exact differences').
 """
@@ -49,14 +50,13 @@ def _prelu(op, self, weight):
     x = opmath(op, self)
     check_float(op, weight, "weight")
     shape = broadcast_shapes(op, self.shape, weight.shape)
-    if tuple(shape) != tuple(self.shape):
-        raise ValueError(f"{op}: 'weight' of shape {list(weight.shape)} does not broadcast to {list(self.shape)}")
+    x = expand(x, shape)
     w = expand(to_device(to_dtype(weight, x.dtype), x.device), shape)
     return to_dtype(prims.where(prims.gt(x, c(0.0, x)), x, prims.mul(w, x)), self.dtype)
 
 
 def prelu_kernel(self, weight):
-    """``self`` where positive, else ``weight * self`` (``weight`` broadcasts against ``self``)."""
+    """``self`` where positive, else ``weight * self`` (``self`` and ``weight`` broadcast together)."""
     return _prelu("_prelu_kernel", self, weight)
 
 
@@ -248,6 +248,9 @@ def _embedding_bag(op, weight, indices, offsets, mode, per_sample_weights, inclu
     _check_rows(op, idx, rows)
     if offs.shape[0] and any_true(prims.logical_or(prims.lt(offs, c(0, offs)), prims.gt(offs, c(n, offs)))):
         raise ValueError(f"{op}: 'offsets' must lie in [0, {n}]")
+    first = prims.slice_in_dim(offs, 0, min(offs.shape[0], 1), 1, 0)
+    if any_true(prims.ne(first, c(0, first))):
+        raise ValueError(f"{op}: offsets[0] has to be 0 (the first bag starts at position 0)")
     starts = prims.slice_in_dim(offs, 0, bags, 1, 0)
     if bags and any_true(
         prims.gt(prims.slice_in_dim(starts, 0, bags - 1, 1, 0), prims.slice_in_dim(starts, 1, bags, 1, 0))
@@ -352,6 +355,30 @@ def embedding_bag_internal(
     """ATen's ``_embedding_bag``: ``embedding_bag`` with ``padding_idx`` (-1: none)."""
     return _embedding_bag(
         "_embedding_bag", weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx
+    )
+
+
+def embedding_bag_forward_only(
+    weight,
+    indices,
+    offsets,
+    scale_grad_by_freq=False,
+    mode=0,
+    sparse=False,
+    per_sample_weights=None,
+    include_last_offset=False,
+    padding_idx=-1,
+):
+    """ATen's ``_embedding_bag_forward_only``: ``_embedding_bag`` (no buffers kept for a backward)."""
+    return _embedding_bag(
+        "_embedding_bag_forward_only",
+        weight,
+        indices,
+        offsets,
+        mode,
+        per_sample_weights,
+        include_last_offset,
+        padding_idx,
     )
 
 
@@ -470,6 +497,11 @@ def _cdist(op, x1, x2, p, compute_mode):
     return to_dtype(ops.norm.ScalarOpt_dim(diff, p, [nb + 2], False), dt)
 
 
+def euclidean_dist(x1, x2):
+    """ATen's ``_euclidean_dist``: Euclidean distances between the rows of ``x1`` and of ``x2``."""
+    return _cdist("_euclidean_dist", x1, x2, 2.0, None)
+
+
 def cdist(x1, x2, p=2, compute_mode=None):
     """p-norm distance between each row of ``x1`` (…, P, M) and each row of ``x2`` (…, R, M): (…, P, R)."""
     return _cdist("cdist", x1, x2, p, compute_mode)
@@ -559,6 +591,15 @@ DEFINITIONS = [
         False,
         (),
     ),
+    (
+        f"_embedding_bag_forward_only({_BAG}, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, "
+        f"Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> {_QUAD}",
+        embedding_bag_forward_only,
+        False,
+        False,
+        (),
+    ),
+    ("_euclidean_dist(Tensor x1, Tensor x2) -> Tensor", euclidean_dist, False, True, ()),
     ("one_hot(Tensor self, int num_classes=-1) -> Tensor", one_hot, False, False, ()),
     (
         "cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor",

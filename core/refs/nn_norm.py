@@ -10,7 +10,8 @@ The ``native_*`` ops return ``(output, mean, rstd)`` (batch norm: ``save_mean``,
 ``save_invstd``) in the input's dtype; ``native_batch_norm`` in evaluation mode
 returns empty statistics, as PyTorch's CPU kernel does.
 
-``local_response_norm`` and ``normalize`` exist only in Python in PyTorch
+``batch_norm_stats`` returns its statistics in the computation dtype (float32 for 16-bit
+inputs). ``local_response_norm`` and ``normalize`` exist only in Python in PyTorch
 (``torch.nn.functional``); they decompose cleanly, so they are canonical ops here
 with F's signature (``normalize``'s ``out=`` is the generated variant).
 """
@@ -248,6 +249,36 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     return _group_norm("native_group_norm", input, weight, bias, N, C, HxW, group, eps)
 
 
+# -- split batch norm and weight norm ------------------------------------------------------------
+
+
+def batch_norm_stats(input, eps):
+    """``(mean, invstd)`` per channel (dim 1) over the batch and spatial dims, in the computation dtype."""
+    op = "batch_norm_stats"
+    _check_bn(op, input, None, None, None, None, True)
+    x = opmath(op, input, "input")
+    dims = [0] + list(range(2, x.ndim))
+    var = prims.var(x, dims, 0)
+    return mean(x, dims), prims.rsqrt(prims.add(var, c(eps, var)))
+
+
+def batch_norm_elemt(input, weight, bias, mean, invstd, eps):
+    """``(input - mean) * invstd * weight + bias`` with per-channel statistics (``eps`` is already in ``invstd``)."""
+    op = "batch_norm_elemt"
+    _check_bn(op, input, weight, bias, mean, invstd, True)
+    x = opmath(op, input, "input")
+    y = prims.mul(prims.sub(x, channel(like(mean, x), x)), channel(like(invstd, x), x))
+    return to_dtype(_affine(y, weight, bias), input.dtype)
+
+
+def weight_norm(v, g, dim=0):
+    """``v * (g / norm_except_dim(v, 2, dim))``: the weight-normalized parameter."""
+    op = "_weight_norm"
+    check_float(op, v, "v")
+    check_float(op, g, "g")
+    return ops.mul.Tensor(v, ops.div.Tensor(g, ops.norm_except_dim(v, 2, dim)))
+
+
 # -- local response norm and normalize ---------------------------------------------------------
 
 
@@ -358,6 +389,13 @@ DEFINITIONS = [
         False,
     ),
     ("normalize(Tensor input, float p=2.0, int dim=1, float eps=1e-12) -> Tensor", normalize, True),
+    ("batch_norm_stats(Tensor input, float eps) -> (Tensor, Tensor)", batch_norm_stats, False),
+    (
+        "batch_norm_elemt(Tensor input, Tensor? weight, Tensor? bias, Tensor mean, Tensor invstd, float eps) -> Tensor",
+        batch_norm_elemt,
+        True,
+    ),
+    ("_weight_norm(Tensor v, Tensor g, int dim=0) -> Tensor", weight_norm, False),
 ]
 CORE = {"native_batch_norm", "native_layer_norm", "native_group_norm", "_native_batch_norm_legit"}
 

@@ -13,14 +13,17 @@ scatters values back to them (an index outside the output plane is a ValueError)
 
 from __future__ import annotations
 
+import math
+
 from .. import _dtype
 from .._ops import canonical as ops
 from .._ops import define, prims
 from ..prims._utils import FLOAT, REAL
 from ..prims.conv import pool_output_size
-from ._elementwise import check_dtype
-from ._utils import _out_kernel, define_with_variants
+from ._elementwise import check_dtype, scalar_like
+from ._utils import _out_kernel, define_with_variants, to_dtype
 from .nn_conv import check_spatial_input, expand_arg
+from .nn_resample import _f32
 
 
 def pool_args(op: str, x, d: int, kernel_size, stride, padding, dilation, ceil_mode, allowed):
@@ -140,6 +143,96 @@ def max_unpool3d(self, indices, output_size, stride, padding):
     return _unpool(op, self, indices, output_size, 3)
 
 
+def _intervals(samples, n: int, out: int, k: int, compute):
+    """Window starts (N, C, out) from per-plane ``samples`` (N, C): PyTorch's ``generate_intervals``."""
+    i64 = _dtype.int64
+    shape = list(samples.shape) + [out]
+    pos = prims.broadcast_in_dim(prims.iota(out, start=0, step=1, dtype=i64, device=samples.device), shape, [2])
+    if out > 1:
+        alpha = (n - k) / (out - 1)
+        alpha = _f32(alpha) if compute is _dtype.float32 else alpha
+        u = prims.broadcast_in_dim(samples, shape, [0, 1])
+        a = scalar_like(alpha, u)
+        first = prims.trunc(prims.mul(prims.add(prims.convert_element_type(pos, compute), u), a))
+        starts = prims.sub(
+            prims.convert_element_type(first, i64), prims.convert_element_type(prims.trunc(prims.mul(u, a)), i64)
+        )
+    else:
+        starts = prims.mul(pos, scalar_like(0, pos))
+    return prims.where(prims.eq(pos, scalar_like(out - 1, pos)), scalar_like(n - k, pos), starts)
+
+
+def _fractional(op: str, d: int):
+    def fractional(self, kernel_size, output_size, random_samples):
+        check_dtype(op, self.dtype, FLOAT)
+        if random_samples.dtype is not self.dtype:
+            raise TypeError(f"{op}: 'random_samples' must have the dtype of 'self' ({self.dtype.name})")
+        batched = check_spatial_input(op, self, d)
+        ks = expand_arg(op, "kernel_size", kernel_size, d, 1)
+        outs = expand_arg(op, "output_size", output_size, d, 1)
+        x = self if batched else prims.expand_dims(self, [0])
+        n, c, *spatial = x.shape
+        if tuple(random_samples.shape) != (n, c, d):
+            raise ValueError(
+                f"{op}: 'random_samples' must have shape [{n}, {c}, {d}], got {list(random_samples.shape)}"
+            )
+        for name, size, k, o in zip(("depth", "height", "width")[3 - d :], spatial, ks, outs):
+            if o + k - 1 > size or (d == 3 and o + k - 1 >= size):
+                raise ValueError(f"{op}: pool {name} {k} too large relative to input {name} {size} (output {o})")
+        compute = _dtype.opmath_dtype(self.dtype)
+        samples = to_dtype(random_samples, compute)
+        # 2-D: sample 0 drives the width, 1 the height; 3-D: 0 the depth, 1 the height, 2 the width
+        order = (1, 0) if d == 2 else (0, 1, 2)
+        starts = [_intervals(ops.select(samples, 2, order[i]), spatial[i], outs[i], ks[i], compute) for i in range(d)]
+        values, indices = _window_max(x, starts, ks, outs, spatial)
+        if not batched:
+            values, indices = prims.squeeze(values, [0]), prims.squeeze(indices, [0])
+        return values, indices
+
+    fractional.__name__ = op
+    fractional.__doc__ = (
+        f"{d}-D fractional max pooling: windows of ``kernel_size`` at pseudo-random starts drawn from "
+        "``random_samples`` (N, C, d) in [0, 1); values and int64 plane indices."
+    )
+    return fractional
+
+
+def _window_max(x, starts, ks, outs, spatial):
+    """Max (last NaN wins, else first maximum) over windows at per-plane ``starts`` (one (N, C, out) per dim)."""
+    i64 = _dtype.int64
+    n, c, d = x.shape[0], x.shape[1], len(ks)
+    full = [n, c, *outs, *ks]
+    flat = None
+    for i in range(d):
+        start = prims.broadcast_in_dim(starts[i], full, [0, 1, 2 + i])
+        off = prims.broadcast_in_dim(prims.iota(ks[i], start=0, step=1, dtype=i64, device=x.device), full, [2 + d + i])
+        coord = prims.add(start, off)
+        flat = coord if flat is None else prims.add(prims.mul(flat, scalar_like(spatial[i], flat)), coord)
+    windows = 1
+    for k in ks:
+        windows *= k
+    cells = 1
+    for o in outs:
+        cells *= o
+    plane = ops.reshape(x, [n, c, -1])
+    flat = ops.reshape(flat, [n, c, cells * windows])
+    vals = ops.reshape(prims.gather(plane, 2, flat), [n, c, cells, windows])
+    flat = ops.reshape(flat, [n, c, cells, windows])
+    shape = [n, c, cells, windows]
+    pos = prims.broadcast_in_dim(prims.iota(windows, start=0, step=1, dtype=i64, device=x.device), shape, [3])
+    nan = prims.isnan(vals)
+    any_nan = prims.any(nan, [3])
+    last_nan = prims.amax(prims.where(nan, pos, scalar_like(-1, pos)), [3])
+    best = prims.amax(prims.where(nan, scalar_like(-math.inf, vals), vals), [3])
+    hit = prims.eq(vals, prims.broadcast_in_dim(best, shape, [0, 1, 2]))
+    first_max = prims.amin(prims.where(hit, pos, scalar_like(windows, pos)), [3])
+    first_max = prims.minimum(first_max, scalar_like(windows - 1, first_max))
+    chosen = prims.where(any_nan, last_nan, first_max)
+    index = prims.gather(flat, 3, prims.expand_dims(chosen, [3]))
+    values = prims.where(any_nan, scalar_like(math.nan, best), best)
+    return ops.reshape(values, [n, c, *outs]), ops.reshape(index, [n, c, *outs])
+
+
 MAX_ARGS = "int[{d}] kernel_size, int[{d}] stride=[], int[{d}] padding=0, int[{d}] dilation=1, bool ceil_mode=False"
 AVG_ARGS = "int[{d}] kernel_size, int[{d}] stride=[], int[{d}] padding=0, bool ceil_mode=False"
 AVG_ARGS += ", bool count_include_pad=True"
@@ -200,6 +293,20 @@ def _define():
         )
         if d > 1:
             _with_named_out(f, f"adaptive_max_pool{d}d.out(Tensor self, int[{d}] output_size, {two_outs}", 2)
+    for d in (2, 3):
+        f = define_with_variants(
+            f"fractional_max_pool{d}d(Tensor self, int[{d}] kernel_size, int[{d}] output_size, Tensor random_samples) "
+            "-> (Tensor, Tensor)",
+            _fractional(f"fractional_max_pool{d}d", d),
+            inplace=False,
+            out=False,
+        )
+        _with_named_out(
+            f,
+            f"fractional_max_pool{d}d.output(Tensor self, int[{d}] kernel_size, int[{d}] output_size, "
+            "Tensor random_samples, *, Tensor(a!) output, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))",
+            2,
+        )
     define_with_variants(
         "max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor", max_unpool2d, inplace=False
     )

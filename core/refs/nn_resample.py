@@ -23,6 +23,7 @@ import math
 import struct
 
 from .. import _dtype
+from .._ops import canonical as ops
 from .._ops import prims
 from ..prims._utils import FLOAT
 from ._elementwise import check_dtype, scalar_like
@@ -198,6 +199,74 @@ def _interp(op: str, d: int, kind: str):
     return interp
 
 
+def _aa_filter(x, kind: str):
+    """The antialiasing filters: triangle (bilinear) or Keys' cubic with ``a = -0.5`` (bicubic), of ``|x|``."""
+    ax = prims.abs(x)
+    zero, one = scalar_like(0.0, ax), scalar_like(1.0, ax)
+    if kind == "linear":
+        return prims.maximum(prims.sub(one, ax), zero)
+    a = -0.5
+    near = prims.add(
+        prims.mul(prims.mul(prims.sub(prims.mul(scalar_like(a + 2, ax), ax), scalar_like(a + 3, ax)), ax), ax), one
+    )
+    far = prims.mul(
+        prims.sub(
+            prims.mul(prims.add(prims.mul(prims.sub(ax, scalar_like(5.0, ax)), ax), scalar_like(8.0, ax)), ax),
+            scalar_like(4.0, ax),
+        ),
+        scalar_like(a, ax),
+    )
+    return prims.where(prims.lt(ax, one), near, prims.where(prims.lt(ax, scalar_like(2.0, ax)), far, zero))
+
+
+def _aa_weights(n: int, out: int, align_corners: bool, scale, kind: str, dtype, device):
+    """The (out, n) matrix of normalised antialiasing weights along one dim (as PyTorch's AA kernels)."""
+    if align_corners:
+        ratio = (n - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        ratio = 1.0 / scale if scale is not None and scale > 0 else n / out
+    if dtype is _dtype.float32:
+        ratio = _f32(ratio)
+    half = 1.0 if kind == "linear" else 2.0
+    support = half * ratio if ratio >= 1.0 else half
+    invscale = 1.0 / ratio if ratio >= 1.0 else 1.0
+    pos = _positions(out, dtype, device)
+    centre = prims.mul(prims.add(pos, scalar_like(0.5, pos)), scalar_like(ratio, pos))
+    centre = prims.broadcast_in_dim(centre, [out, n], [0])
+    j = prims.broadcast_in_dim(_positions(n, dtype, device), [out, n], [1])
+    low = prims.trunc(prims.add(centre, scalar_like(0.5 - support, centre)))
+    low = prims.maximum(low, scalar_like(0.0, low))
+    high = prims.trunc(prims.add(centre, scalar_like(0.5 + support, centre)))
+    high = prims.minimum(high, scalar_like(float(n), high))
+    inside = prims.logical_and(prims.ge(j, low), prims.lt(j, high))
+    arg = prims.mul(prims.add(prims.sub(j, centre), scalar_like(0.5, j)), scalar_like(invscale, j))
+    w = prims.where(inside, _aa_filter(arg, kind), scalar_like(0.0, j))
+    total = prims.sum(w, [1])
+    total = prims.where(prims.eq(total, scalar_like(0.0, total)), scalar_like(1.0, total), total)
+    return prims.div(w, prims.broadcast_in_dim(total, [out, n], [0]))
+
+
+def _antialias(op: str, kind: str):
+    def aa(self, output_size, align_corners, scales_h=None, scales_w=None):
+        check_dtype(op, self.dtype, FLOAT, "input")
+        _check_input(op, self, 2)
+        output_size = _check_output_size(op, output_size, 2)
+        x = to_dtype(self, _dtype.opmath_dtype(self.dtype))
+        n, c, h, w = x.shape
+        wh = _aa_weights(h, output_size[0], align_corners, scales_h, kind, x.dtype, x.device)
+        ww = _aa_weights(w, output_size[1], align_corners, scales_w, kind, x.dtype, x.device)
+        x = ops.matmul(x, prims.transpose(ww, [1, 0]))  # (N, C, H, Wo)
+        x = ops.matmul(prims.broadcast_in_dim(wh, [n, c, output_size[0], h], [2, 3]), x)
+        return to_dtype(x, self.dtype)
+
+    aa.__name__ = op
+    aa.__doc__ = (
+        f"Antialiased {'bilinear' if kind == 'linear' else 'bicubic'} resize of (N, C, H, W): when downsampling the "
+        "filter widens by the scale, so every input pixel contributes (PIL's resampling)."
+    )
+    return aa
+
+
 def _vec(op: str, d: int, fn, with_align: bool):
     if with_align:
 
@@ -244,6 +313,19 @@ def _define():
             f"{name}.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor",
             _vec(name, d, fn, True),
             tags=("core",) if name == "upsample_bilinear2d" else (),
+            inplace=False,
+        )
+    for name, kind in (("_upsample_bilinear2d_aa", "linear"), ("_upsample_bicubic2d_aa", "cubic")):
+        fn = _antialias(name, kind)
+        define_with_variants(
+            f"{name}(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, "
+            "float? scales_w=None) -> Tensor",
+            fn,
+            inplace=False,
+        )
+        define_with_variants(
+            f"{name}.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor",
+            _vec(name, 2, fn, True),
             inplace=False,
         )
 

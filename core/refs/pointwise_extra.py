@@ -65,20 +65,21 @@ def frexp(self):
         raise TypeError(f"{op}: only supports floating-point dtypes, got {self.dtype.name} for 'self'")
     bits_dtype, m_bits, e_bits = _LAYOUT[self.dtype.name]
     bias = (1 << (e_bits - 1)) - 1
-    x = self
-    special = prims.logical_or(prims.logical_not(prims.isfinite(x)), prims.eq(x, fill_like(0, x)))
+    special = prims.logical_or(prims.logical_not(prims.isfinite(self)), prims.eq(self, fill_like(0, self)))
     tiny = float(_dtype.finfo(self.dtype).tiny)
-    sub = prims.logical_and(prims.lt(prims.abs(x), fill_like(tiny, x)), prims.logical_not(special))
+    sub = prims.lt(prims.abs(self), fill_like(tiny, self))  # subnormals, and zeros (fixed up as special below)
     scale = m_bits + 1  # multiplying by 2**scale makes every subnormal normal, exactly
-    x = prims.where(sub, prims.mul(x, fill_like(float(2**scale), x)), x)
-    bits = prims.view_of_dtype(prims.clone(x), bits_dtype)
+    has_sub = self.device.type == "meta" or (self.numel() > 0 and bool(prims.item(prims.any(sub, None))))
+    x = prims.where(sub, prims.mul(self, fill_like(float(2**scale), self)), self) if has_sub else self
+    bits = prims.view_of_dtype(x, bits_dtype)
 
     def const(v):
         return fill_like(v, bits)
 
     field = prims.bitwise_and(prims.shift_right_arithmetic(bits, const(m_bits)), const((1 << e_bits) - 1))
     exponent = prims.sub(cast(field, _dtype.int32), fill_like(bias - 1, field, _dtype.int32))
-    exponent = prims.where(sub, prims.sub(exponent, fill_like(scale, exponent)), exponent)
+    if has_sub:
+        exponent = prims.where(sub, prims.sub(exponent, fill_like(scale, exponent)), exponent)
     keep = ~(((1 << e_bits) - 1) << m_bits)
     if bits_dtype is _dtype.int16:
         keep = keep & 0xFFFF

@@ -282,16 +282,39 @@ def _outer_edges(op, points, d, rng):
     return left, right
 
 
-def _bin_index(values, edges):
-    """Bin of each value among ``edges`` (right edge inclusive) and whether it falls inside them."""
+def _inside(values, edges):
+    """Whether each value lies within ``[edges[0], edges[-1]]`` (NaN does not)."""
     nb = edges.shape[0] - 1
-    idx = prims.sub(prims.searchsorted(edges, values, True), fill_like(1, values, _dtype.int64))
     first, last = prims.squeeze(_slice(edges, 0, 0, 1), [0]), prims.squeeze(_slice(edges, 0, nb, nb + 1), [0])
-    inside = prims.logical_and(
+    return prims.logical_and(
         prims.ge(values, expand(first, values.shape)), prims.le(values, expand(last, values.shape))
     )
-    idx = prims.where(prims.ge(idx, fill_like(nb, idx)), fill_like(nb - 1, idx), idx)
-    return idx, inside
+
+
+def _clamp_bins(idx, nb):
+    return prims.clamp(idx, fill_like(0, idx), fill_like(nb - 1, idx))
+
+
+def _bin_index(values, edges):
+    """Bin of each value among the (non-decreasing) ``edges`` by binary search, the last bin closed on the right;
+    and whether the value falls inside the edges."""
+    idx = prims.sub(prims.searchsorted(edges, values, True), fill_like(1, values, _dtype.int64))
+    return _clamp_bins(idx, edges.shape[0] - 1), _inside(values, edges)
+
+
+def _linear_bin_index(values, edges, left, right):
+    """PyTorch's bin of each value among the equal-width ``edges`` from ``left`` to ``right``: the position
+    ``(x - left) * bins / (right - left)``, corrected by one against the edges themselves (rounding)."""
+    nb = edges.shape[0] - 1
+    inside = _inside(values, edges)
+    x = prims.where(inside, values, fill_like(left, values))  # no NaN or infinity reaches the cast below
+    scaled = prims.div(prims.mul(prims.sub(x, fill_like(left, x)), fill_like(nb, x)), fill_like(right - left, x))
+    pos = _clamp_bins(cast(prims.floor(scaled), _dtype.int64), nb)
+    lower = prims.take(edges, pos)
+    upper = prims.take(edges, prims.add(pos, fill_like(1, pos)))
+    pos = prims.sub(pos, cast(prims.lt(x, lower), _dtype.int64))
+    pos = prims.add(pos, cast(prims.ge(x, upper), _dtype.int64))
+    return _clamp_bins(pos, nb), inside
 
 
 def _histogramdd(op, self, bins, rng, weight, density, edge_tensors=None):
@@ -300,7 +323,7 @@ def _histogramdd(op, self, bins, rng, weight, density, edge_tensors=None):
     points = reshape(self, (numel(self.shape[:-1]), n_dims))
     if rng is not None and len(rng) != 2 * n_dims:
         raise ValueError(f"{op}: argument 'range' should have {2 * n_dims} elements, but got {len(rng)}")
-    edges = []
+    edges, outer = [], {}
     for d in range(n_dims):
         if edge_tensors is not None:
             e = edge_tensors[d]
@@ -316,22 +339,32 @@ def _histogramdd(op, self, bins, rng, weight, density, edge_tensors=None):
         if bins[d] <= 0:
             raise ValueError(f"{op}: bins must be > 0, but got {bins[d]} for dimension {d}")
         left, right = _outer_edges(op, points, d, rng)
+        outer[d] = (left, right)
         edges.append(ops.linspace(left, right, bins[d] + 1, dtype=self.dtype, device=self.device))
     counts = [e.shape[0] - 1 for e in edges]
-    flat = full((points.shape[0],), 0, _dtype.int64, self.device)
-    keep = fill_like(True, flat, _dtype.bool_)
+    flat = keep = None
     stride = 1
     for d in reversed(range(n_dims)):
         column = prims.squeeze(_slice(points, 1, d, d + 1), [1])
-        idx, inside = _bin_index(column, edges[d])
-        flat = prims.add(flat, prims.mul(idx, fill_like(stride, idx)))
-        keep = prims.logical_and(keep, inside)
+        if d in outer:
+            idx, inside = _linear_bin_index(column, edges[d], *outer[d])
+        else:
+            idx, inside = _bin_index(column, edges[d])
+        term = idx if stride == 1 else prims.mul(idx, fill_like(stride, idx))
+        flat = term if flat is None else prims.add(flat, term)
+        keep = inside if keep is None else prims.logical_and(keep, inside)
         stride *= counts[d]
     total = numel(counts)
     flat = prims.where(keep, flat, fill_like(total, flat))  # out-of-range points go to a discarded extra bin
-    values = full((points.shape[0],), 1, self.dtype, self.device) if weight is None else flatten(weight)
-    hist = prims.index_add(full((total + 1,), 0, self.dtype, self.device), 0, flat, values, 1)
-    hist = reshape(_slice(hist, 0, 0, total), tuple(counts))
+    weights = None if weight is None else flatten(weight)
+    if self.device.type == "meta":  # bincount's length depends on the data in general; here it is total + 1
+        ones = full((points.shape[0],), 1, self.dtype, self.device)
+        hist = prims.index_add(
+            full((total + 1,), 0, self.dtype, self.device), 0, flat, ones if weights is None else weights, 1
+        )
+    else:
+        hist = prims.bincount(flat, weights, total + 1)
+    hist = reshape(cast(_slice(hist, 0, 0, total), self.dtype), tuple(counts))
     if density:
         hist = _density(hist, edges)
     return hist, [prims.clone(e) if edge_tensors is not None else e for e in edges]
@@ -378,6 +411,8 @@ def histogram_bin_ct(self, bins=100, range=None, weight=None, density=False):  #
 
 def _dd_check(op, self, weight):
     _check_hist_input(op, self, weight, min_dim=2)
+    if self.shape[-1] == 0:
+        raise ValueError(f"{op}: the last dim of 'self' (the coordinates of each point) must not be empty")
 
 
 def histogramdd(self, bins, range=None, weight=None, density=False):  # noqa: A002
@@ -419,13 +454,16 @@ def histogramdd_tensor_bins(self, bins, range=None, weight=None, density=False):
 
 def diff(self, n=1, dim=-1, prepend=None, append=None):
     """The ``n``-th forward difference along ``dim`` (``logical_xor`` for bool), after concatenating
-    ``prepend`` and ``append`` (same number of dims, same sizes except along ``dim``) around ``self``."""
+    ``prepend`` and ``append`` (same number of dims, same sizes except along ``dim``) around ``self``.
+    ``n=0`` returns a copy of ``self`` (without ``prepend``/``append``, as PyTorch)."""
     op = "diff"
     if self.ndim == 0:
         raise ValueError(f"{op}: expects input 'self' to be at least one-dimensional")
     if n < 0:
         raise ValueError(f"{op}: argument 'n' (the order) must be non-negative but got {n}")
     d = wrap_dim(op, dim, self.ndim)
+    if n == 0:  # PyTorch (and NumPy) return the input itself, without prepend/append
+        return prims.clone(self)
     parts = []
     for name, extra in (("prepend", prepend), (None, self), ("append", append)):
         if extra is None:
@@ -726,7 +764,8 @@ def sum_to_size(self, size):
 
 R = ("reduction",)
 
-# (schema, decomposition, tags, in-place?, out=?)
+# (schema, decomposition, tags, in-place?, out=?) — overloads a call could bind to come in PyTorch's preference order
+# (histogramdd.int_bins before histogramdd: an int binds to int[] too)
 STATISTICS = [
     (
         "quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor",
@@ -784,17 +823,17 @@ STATISTICS = [
         True,
     ),
     (
-        "histogramdd(Tensor self, int[] bins, float[]? range=None, Tensor? weight=None, bool density=False) "
+        "histogramdd.int_bins(Tensor self, int bins, float[]? range=None, Tensor? weight=None, bool density=False) "
         "-> (Tensor hist, Tensor[] bin_edges)",
-        histogramdd,
+        histogramdd_int_bins,
         ("data_dependent_output",),
         False,
         False,
     ),
     (
-        "histogramdd.int_bins(Tensor self, int bins, float[]? range=None, Tensor? weight=None, bool density=False) "
+        "histogramdd(Tensor self, int[] bins, float[]? range=None, Tensor? weight=None, bool density=False) "
         "-> (Tensor hist, Tensor[] bin_edges)",
-        histogramdd_int_bins,
+        histogramdd,
         ("data_dependent_output",),
         False,
         False,

@@ -165,4 +165,6 @@ BACKEND = OpenCLBackend()
 def empty(shape, dtype, device, stride=None):
     """A new uninitialised OpenCL tensor (contiguous unless ``stride`` is given)."""
     shape = tuple(shape)
-    return BACKEND.empty_strided(shape, tuple(stride) if stride is not None else contiguous_strides(shape), dtype, device)
+    return BACKEND.empty_strided(
+        shape, tuple(stride) if stride is not None else contiguous_strides(shape), dtype, device
+    )

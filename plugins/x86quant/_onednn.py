@@ -5,7 +5,7 @@ No headers and no compiler are needed: the declarations below are the C API of o
 ``$OPWEAVE_ONEDNN_LIBRARY`` when that is set; otherwise the one inside an installed
 ``onednn-cpu-gomp`` distribution, else whatever the system loader finds (``libdnnl.so.3``).
 
-:func:`library` returns the loaded :class:`Library` (one CPU engine and one in-order stream) or
+:func:`library` returns the loaded :class:`Library` (one CPU engine, an in-order stream per thread) or
 raises :class:`Unavailable` with the reason; :func:`availability` says the same without raising.
 Memory descriptors are made from NumPy shapes and element strides (no format tags), primitive
 descriptors from those, and :class:`Primitive` runs one with NumPy buffers bound to its arguments.
@@ -58,6 +58,7 @@ int dnnl_memory_desc_equal(const_dnnl_memory_desc_t lhs, const_dnnl_memory_desc_
 size_t dnnl_memory_desc_get_size(const_dnnl_memory_desc_t md);
 
 int dnnl_memory_create(dnnl_memory_t *memory, const_dnnl_memory_desc_t md, dnnl_engine_t engine, void *handle);
+int dnnl_memory_set_data_handle(dnnl_memory_t memory, void *handle);
 int dnnl_memory_destroy(dnnl_memory_t memory);
 
 int dnnl_primitive_attr_create(dnnl_primitive_attr_t *attr);
@@ -159,7 +160,10 @@ class OneDNNUnimplemented(OneDNNError, NotImplementedError):
 
 
 def library_candidates() -> list[str]:
-    """Paths (or loader names) to try for ``libdnnl.so.3``, most specific first (only ``$OPWEAVE_ONEDNN_LIBRARY`` if set)."""
+    """Paths (or loader names) to try for ``libdnnl.so.3``, most specific first.
+
+    Only ``$OPWEAVE_ONEDNN_LIBRARY`` when it is set.
+    """
     override = os.environ.get(ENV_LIBRARY)
     if override:
         return [override]
@@ -179,7 +183,7 @@ def library_candidates() -> list[str]:
 
 
 class Library:
-    """The loaded library with one CPU engine and one in-order stream."""
+    """The loaded library with one CPU engine and an in-order stream per thread (:attr:`stream`)."""
 
     def __init__(self, path: str):
         import cffi
@@ -195,9 +199,17 @@ class Library:
         engine = ffi.new("dnnl_engine_t *")
         self.check(lib.dnnl_engine_create(engine, ENGINE_CPU, 0), "dnnl_engine_create")
         self.engine = ffi.gc(engine[0], lib.dnnl_engine_destroy)
-        stream = ffi.new("dnnl_stream_t *")
-        self.check(lib.dnnl_stream_create(stream, self.engine, STREAM_IN_ORDER), "dnnl_stream_create")
-        self.stream = ffi.gc(stream[0], lib.dnnl_stream_destroy)
+        self._local = threading.local()
+
+    @property
+    def stream(self):
+        """This thread's in-order stream on the engine (made on first use)."""
+        stream = getattr(self._local, "stream", None)
+        if stream is None:
+            out = self.ffi.new("dnnl_stream_t *")
+            self.check(self.lib.dnnl_stream_create(out, self.engine, STREAM_IN_ORDER), "dnnl_stream_create")
+            stream = self._local.stream = self.ffi.gc(out[0], self.lib.dnnl_stream_destroy)
+        return stream
 
     @staticmethod
     def check(status: int, call: str) -> None:
@@ -420,50 +432,56 @@ class Primitive:
     """A created primitive with its argument layouts; :meth:`run` binds NumPy buffers and executes.
 
     ``descs`` maps argument ids to the memory descriptors the buffers passed to :meth:`run`
-    must have. The scratchpad is user-managed (one buffer per primitive, not the library's
-    per-thread one), so a primitive may run from any thread; its calls are serialised by a lock.
+    must have; every argument is passed at every call. The memory objects are made once and
+    re-pointed at each call's buffers. The scratchpad is user-managed (one buffer per primitive,
+    not the library's per-thread one), so a primitive may run from any thread; its calls are
+    serialised by a lock.
     """
 
     def __init__(self, pd, descs: dict):
         L = library()
+        ffi, lib = L.ffi, L.lib
         self.pd = pd
         self.impl = impl_info(pd)
-        out = L.ffi.new("dnnl_primitive_t *")
-        L.check(L.lib.dnnl_primitive_create(out, pd), "dnnl_primitive_create")
-        self.handle = L.ffi.gc(out[0], L.lib.dnnl_primitive_destroy)
+        out = ffi.new("dnnl_primitive_t *")
+        L.check(lib.dnnl_primitive_create(out, pd), "dnnl_primitive_create")
+        self.handle = ffi.gc(out[0], lib.dnnl_primitive_destroy)
         self.descs = dict(descs)
         scratch = query_md(pd, QUERY_SCRATCHPAD_MD)
         self.scratch_bytes = desc_size(scratch)
+        self._scratch = None
         if self.scratch_bytes:
             self.descs[ARG_SCRATCHPAD] = scratch
-        self._scratch = None
+            self._scratch = aligned_empty(self.scratch_bytes)
+        self._memories = {}
+        for arg, md in self.descs.items():
+            mem = ffi.new("dnnl_memory_t *")
+            L.check(lib.dnnl_memory_create(mem, md, L.engine, ffi.NULL), "dnnl_memory_create")
+            self._memories[arg] = ffi.gc(mem[0], lib.dnnl_memory_destroy)
+        self._args = ffi.new("dnnl_exec_arg_t[]", list(self._memories.items()))
+        self._inputs = frozenset(self.descs) - {ARG_SCRATCHPAD}
         self._lock = threading.Lock()
 
     def run(self, buffers: dict) -> None:
         """Execute with ``buffers`` (argument id -> NumPy array laid out as ``descs`` says) and wait."""
+        if buffers.keys() != self._inputs:
+            raise ValueError(
+                f"oneDNN primitive {self.impl}: arguments {sorted(buffers)}, expected {sorted(self._inputs)}"
+            )
         L = library()
         ffi, lib = L.ffi, L.lib
-        memories = []
-        with self._lock:  # the scratchpad buffer is reused: one execution at a time
-            if self.scratch_bytes:
-                buffers = {**buffers, ARG_SCRATCHPAD: self._scratchpad()}
-            try:
-                for arg, array in buffers.items():
-                    mem = ffi.new("dnnl_memory_t *")
-                    handle = ffi.cast("void *", array.__array_interface__["data"][0])
-                    L.check(lib.dnnl_memory_create(mem, self.descs[arg], L.engine, handle), "dnnl_memory_create")
-                    memories.append((arg, mem[0]))
-                args = ffi.new("dnnl_exec_arg_t[]", memories)
-                L.check(lib.dnnl_primitive_execute(self.handle, L.stream, len(memories), args), "dnnl_primitive_execute")
-                L.check(lib.dnnl_stream_wait(L.stream), "dnnl_stream_wait")
-            finally:
-                for _, mem in memories:
-                    lib.dnnl_memory_destroy(mem)
-
-    def _scratchpad(self) -> np.ndarray:
-        if self._scratch is None:
-            self._scratch = aligned_empty(self.scratch_bytes)
-        return self._scratch
+        with self._lock:  # memory objects and scratchpad are shared: one execution at a time
+            if self._scratch is not None:
+                buffers = {**buffers, ARG_SCRATCHPAD: self._scratch}
+            for arg, array in buffers.items():
+                handle = ffi.cast("void *", array.__array_interface__["data"][0])
+                L.check(lib.dnnl_memory_set_data_handle(self._memories[arg], handle), "dnnl_memory_set_data_handle")
+            stream = L.stream
+            L.check(
+                lib.dnnl_primitive_execute(self.handle, stream, len(self._memories), self._args),
+                "dnnl_primitive_execute",
+            )
+            L.check(lib.dnnl_stream_wait(stream), "dnnl_stream_wait")
 
 
 def reorder(src: np.ndarray, src_md, dst_md) -> np.ndarray:

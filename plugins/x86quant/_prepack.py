@@ -60,7 +60,7 @@ class _WeightLayouts:
         return len(self._copies)
 
 
-def _weight_parts(weight_ints: np.ndarray, qparams):
+def _weight_parts(qparams):
     """``(scales, per_channel, zero_point or None)``; None when the zero points differ by channel."""
     if qparams.per_channel_scheme:
         scales = np.asarray(qparams.scales, np.float32)
@@ -75,11 +75,13 @@ class LinearPack:
     def __init__(self, weight_ints: np.ndarray, qparams, bias):
         self.weight = np.ascontiguousarray(weight_ints, np.int8)
         self.out_features, self.in_features = self.weight.shape
-        self.scales, self.per_channel, self.zero_point = _weight_parts(self.weight, qparams)
+        self.scales, self.per_channel, self.zero_point = _weight_parts(qparams)
         self.bias = None if bias is None else np.ascontiguousarray(bias, np.float32).reshape(1, -1)
         self.reason = None
         if self.zero_point is None:
             self.reason = "per-channel weight zero points that differ (oneDNN takes one weight zero point)"
+        elif not self.weight.size:
+            self.reason = "an empty weight"
         # oneDNN's weights are [K, N]: the transpose of the [N, K] array, as it lies in memory.
         self.layouts = _WeightLayouts(self.weight.T)
         self._executables = LRU(SHAPES)
@@ -101,7 +103,7 @@ class LinearPack:
 
     def prepare(self, rows: int = PREPARE_ROWS) -> None:
         """Reorder the weights now, into the layout oneDNN picks for ``rows`` rows (it is the same for most)."""
-        if self.supported and self.in_features and self.out_features:
+        if self.supported:
             pd, _ = matmul_desc(*self._args(rows, np.uint8, np.uint8, False))
             self.layouts.get(dnnl.query_md(pd, dnnl.QUERY_WEIGHTS_MD))
 
@@ -116,13 +118,12 @@ class LinearPack:
         return exe, self.layouts.get(exe.weights_desc)
 
     def run(self, x: np.ndarray, x_scale, x_zp, dst_dtype, y_scale=None, y_zp=None, relu=False) -> np.ndarray:
-        """``x [M, K]`` (u8/s8, C-contiguous) through the linear layer; ``dst_dtype`` u8 or float32 (no requantize)."""
+        """``x [M, K]`` (u8/s8) through the linear layer; ``dst_dtype`` u8 or float32 (no requantize)."""
+        x = np.ascontiguousarray(x)
         rows = x.shape[0]
         out = np.empty((rows, self.out_features), dst_dtype)
         if rows == 0:
             return out
-        if self.in_features == 0:
-            return None  # nothing for oneDNN to multiply: the caller uses the reference
         exe, weights = self.executable(rows, x.dtype, dst_dtype, relu)
         buffers = exe.quant.buffers(x_scale, x_zp, self.scales, self.zero_point, y_scale, y_zp)
         buffers[dnnl.ARG_SRC], buffers[dnnl.ARG_WEIGHTS], buffers[dnnl.ARG_DST] = x, weights, out
@@ -137,7 +138,7 @@ class ConvPack:
 
     def __init__(self, weight_ints: np.ndarray, qparams, bias, stride, padding, dilation, groups: int):
         self.weight = np.ascontiguousarray(weight_ints, np.int8)
-        self.scales, self.per_channel, zero_point = _weight_parts(self.weight, qparams)
+        self.scales, self.per_channel, zero_point = _weight_parts(qparams)
         self.bias = None if bias is None else np.ascontiguousarray(bias, np.float32)
         self.stride, self.padding, self.dilation = tuple(stride), tuple(padding), tuple(dilation)
         self.groups = int(groups)
@@ -181,7 +182,8 @@ class ConvPack:
         return exe, self.layouts.get(exe.weights_desc)
 
     def run(self, x: np.ndarray, x_scale, x_zp, y_scale, y_zp, relu=False) -> np.ndarray:
-        """C-contiguous u8 ``x [N, C, *spatial]`` convolved, requantized to u8 (C-contiguous result)."""
+        """u8 ``x [N, C, *spatial]`` convolved, requantized to u8 (C-contiguous result)."""
+        x = np.ascontiguousarray(x)
         exe, weights = self.executable(x.shape, relu)
         out = np.empty(exe.dst_shape, np.uint8)
         if out.size == 0:

@@ -7,9 +7,10 @@ oneDNN computes (``acc`` is the exact int32 sum of products of the centered inte
     y = (acc * src_scale * wei_scale + bias) [relu]       float32
     q = saturate(rhe(y / dst_scale) + dst_zero_point)     integer outputs (u8 / s8)
 
-which is the reference's formula with float32 instead of float64 arithmetic. :class:`Matmul`
-and :class:`Convolution` are the primitive descriptions (their memory layouts); weights in the
-layout a primitive chose are made by :mod:`._prepack`.
+which is the reference's formula with float32 instead of float64 arithmetic.
+:func:`matmul_executable` and :func:`convolution_executable` make an :class:`Executable` (the
+compiled primitive and the layouts of its arguments); weights in the layout a primitive chose
+are made and kept by :mod:`._prepack`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import numpy as np
 
 from . import _onednn as dnnl
 from ._onednn import ARG_ATTR_SCALES, ARG_ATTR_ZERO_POINTS, ARG_BIAS, ARG_DST, ARG_SRC, ARG_WEIGHTS
+
 
 class LRU:
     """A small thread-safe least-recently-used cache: ``get_or_make(key, make)``."""
@@ -111,8 +113,9 @@ class Quantization:
 class Executable:
     """A primitive, the layouts of its arguments (the weights' is ``weights_desc``) and its ``quant`` arguments."""
 
-    def __init__(self, pd, descs: dict, quant: Quantization):
+    def __init__(self, pd, descs: dict, quant: Quantization, dst_shape: tuple | None = None):
         self.quant = quant
+        self.dst_shape = dst_shape
         self.weights_desc = dnnl.query_md(pd, dnnl.QUERY_WEIGHTS_MD)
         self.src_desc = dnnl.query_md(pd, dnnl.QUERY_SRC_MD)
         self.dst_desc = dnnl.query_md(pd, dnnl.QUERY_DST_MD)
@@ -202,9 +205,7 @@ def convolution_executable(
     descs = dict(quant.descs())
     if bias:
         descs[ARG_BIAS] = bias_md
-    exe = Executable(pd, descs, quant)
-    exe.dst_shape = dst_shape
-    return exe
+    return Executable(pd, descs, quant, dst_shape)
 
 
 def grouped_weight_shape(weight_shape, groups: int) -> tuple:

@@ -33,6 +33,8 @@ from ._primitives import LRU, Quantization, matmul_executable
 
 QUINT8, QINT8 = opweave.quint8, opweave.qint8
 _STORAGE = {QUINT8: np.uint8, QINT8: np.int8}
+_QRANGE = {QUINT8: qrange(QUINT8), QINT8: qrange(QINT8)}
+_F32_NORMAL = (float(np.finfo(np.float32).tiny), float(np.finfo(np.float32).max))
 
 
 def active() -> bool:
@@ -49,11 +51,10 @@ def _per_tensor_cpu(t, dtypes) -> bool:
 
 
 def _output_ok(scale, zero_point, dtype) -> bool:
-    if not isinstance(scale, (int, float)) or not math.isfinite(scale) or scale <= 0:
+    """A scale oneDNN can take as a normal float32 and a zero point in the dtype's range."""
+    if not isinstance(scale, (int, float)) or not _F32_NORMAL[0] <= scale <= _F32_NORMAL[1]:
         return False
-    if not np.isfinite(np.float32(1.0) / np.float32(scale)):  # scale not representable for oneDNN
-        return False
-    lo, hi = qrange(dtype)
+    lo, hi = _QRANGE[dtype]
     return isinstance(zero_point, int) and lo <= zero_point <= hi
 
 
@@ -77,21 +78,21 @@ def _quantized(array: np.ndarray, scale: float, zero_point: int, dtype):
 
 def _linear_kernel(relu: bool, fallback):
     def kernel(keyset, X, W_prepack, Y_scale_i, Y_zero_point_i):
-        if not active() or not isinstance(W_prepack, LinearPackedParams):
-            return fallback(X, W_prepack, Y_scale_i, Y_zero_point_i)
-        pack = linear_pack(W_prepack)
         if (
-            not pack.supported
+            not active()
+            or not isinstance(W_prepack, LinearPackedParams)
+            or W_prepack.weight.device.type != "cpu"
             or not _per_tensor_cpu(X, (QUINT8,))
             or X.ndim < 1
-            or X.shape[-1] != pack.in_features
-            or pack.in_features == 0
-            or W_prepack.weight.device.type != "cpu"
+            or X.shape[-1] != W_prepack.in_features
             or not _output_ok(Y_scale_i, Y_zero_point_i, QUINT8)
         ):
             return fallback(X, W_prepack, Y_scale_i, Y_zero_point_i)
+        pack = linear_pack(W_prepack)
+        if not pack.supported:
+            return fallback(X, W_prepack, Y_scale_i, Y_zero_point_i)
         qx = X._qparams
-        x = np.ascontiguousarray(_ints(X).reshape(-1, pack.in_features))
+        x = _ints(X).reshape(-1, pack.in_features)
         y = pack.run(x, qx.scale, qx.zero_point, np.uint8, Y_scale_i, Y_zero_point_i, relu)
         return _quantized(y.reshape(*X.shape[:-1], pack.out_features), Y_scale_i, Y_zero_point_i, QUINT8)
 
@@ -102,20 +103,21 @@ def _linear_kernel(relu: bool, fallback):
 def linear_dynamic(keyset, X, W_prepack, reduce_range=False):
     """x86 ``quantized::linear_dynamic``: ``X`` quantized as the reference does, oneDNN u8 x s8 -> float32."""
     fallback = reference.linear_dynamic
-    if not active() or not isinstance(W_prepack, LinearPackedParams):
-        return fallback(X, W_prepack, reduce_range)
-    pack = linear_pack(W_prepack)
     if (
-        not pack.supported
+        not active()
+        or not isinstance(W_prepack, LinearPackedParams)
+        or W_prepack.weight.device.type != "cpu"
         or not isinstance(X, opweave.Tensor)
         or X.is_quantized
         or X.dtype not in (opweave.float32, opweave.float64, opweave.float16, opweave.bfloat16)
         or X.device.type != "cpu"
         or X.ndim < 1
-        or X.shape[-1] != pack.in_features
-        or pack.in_features == 0
+        or X.shape[-1] != W_prepack.in_features
         or X.numel() == 0
     ):
+        return fallback(X, W_prepack, reduce_range)
+    pack = linear_pack(W_prepack)
+    if not pack.supported:
         return fallback(X, W_prepack, reduce_range)
     x = X.numpy() if X.dtype is opweave.float32 else X.to(opweave.float32).numpy()
     lo, hi = float(x.min()), float(x.max())
@@ -172,7 +174,7 @@ def _conv_kernel(dims: int, relu: bool, fallback):
         if not pack.supported:
             return fallback(qx, packed_weight, output_scale, output_zero_point)
         qp = qx._qparams
-        x = np.ascontiguousarray(_ints(qx))
+        x = _ints(qx)
         y = pack.run(x, qp.scale, qp.zero_point, output_scale, output_zero_point, relu)
         return _quantized(y, output_scale, output_zero_point, QUINT8)
 
@@ -251,7 +253,7 @@ def _dequantized(q) -> np.ndarray:
 
 
 def _requantized(y: np.ndarray, scale: float, zero_point: int, dtype) -> np.ndarray:
-    lo, hi = qrange(dtype)
+    lo, hi = _QRANGE[dtype]
     with np.errstate(invalid="ignore", over="ignore"):
         v = np.rint(y / np.float32(scale)).astype(np.float64) + zero_point
     v = np.nan_to_num(np.clip(v, lo, hi), nan=float(zero_point))

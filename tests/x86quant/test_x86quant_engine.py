@@ -22,8 +22,10 @@ needs_x86 = pytest.mark.skipif(not AVAILABLE, reason=f"x86 engine unavailable: {
 
 
 @pytest.fixture(autouse=True)
-def default_engine():
-    """Leave the engine selection as the test found it (the default)."""
+def default_engine(monkeypatch):
+    """Start from the default engine (no selection in the environment) and leave it so."""
+    monkeypatch.delenv("OPWEAVE_QUANTIZED_ENGINE", raising=False)
+    ow.quantization._engine.reset_engine()
     yield
     ow.quantization._engine.reset_engine()
 
@@ -235,6 +237,7 @@ print(json.dumps({"engine": flags.engine, "supported": flags.supported_engines, 
 
 def test_without_onednn_the_reference_serves():
     env = dict(os.environ, OPWEAVE_ONEDNN_LIBRARY="/nonexistent/libdnnl.so.3")
+    env.pop("OPWEAVE_QUANTIZED_ENGINE", None)
     out = subprocess.run([sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True, check=True)
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["engine"] == "reference" and got["supported"] == ["reference"]

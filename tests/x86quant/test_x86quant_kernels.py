@@ -74,9 +74,7 @@ def conv_acc(x: np.ndarray, w: np.ndarray, stride, padding, dilation, groups) ->
     n, c = x.shape[:2]
     o, cg = w.shape[:2]
     kernel = w.shape[2:]
-    out_spatial = [
-        (x.shape[2 + i] - dilation[i] * (kernel[i] - 1) - 1) // stride[i] + 1 for i in range(dims)
-    ]
+    out_spatial = [(x.shape[2 + i] - dilation[i] * (kernel[i] - 1) - 1) // stride[i] + 1 for i in range(dims)]
     out = np.zeros((n, o, *out_spatial), np.int64)
     og = o // groups
     for g in range(groups):
@@ -84,11 +82,15 @@ def conv_acc(x: np.ndarray, w: np.ndarray, stride, padding, dilation, groups) ->
         ws = w[g * og : (g + 1) * og]
         for offset in np.ndindex(*kernel):
             index = tuple(
-                slice(offset[i] * dilation[i], offset[i] * dilation[i] + stride[i] * (out_spatial[i] - 1) + 1, stride[i])
+                slice(
+                    offset[i] * dilation[i], offset[i] * dilation[i] + stride[i] * (out_spatial[i] - 1) + 1, stride[i]
+                )
                 for i in range(dims)
             )
             patch = xs[(slice(None), slice(None), *index)]  # [N, C/g, *out]
-            out[:, g * og : (g + 1) * og] += np.einsum("nc...,oc->no...", patch, ws[(slice(None), slice(None), *offset)])
+            out[:, g * og : (g + 1) * og] += np.einsum(
+                "nc...,oc->no...", patch, ws[(slice(None), slice(None), *offset)]
+            )
     return out
 
 
@@ -104,11 +106,12 @@ def conv_acc(x: np.ndarray, w: np.ndarray, stride, padding, dilation, groups) ->
     weight_zp=st.sampled_from([0, 0, 5, -3]),
     with_bias=st.booleans(),
     relu=st.booleans(),
+    strided=st.booleans(),
     seed=st.integers(0, 2**31),
 )
-def test_linear(batch, k, n, per_channel, weight_zp, with_bias, relu, seed):
+def test_linear(batch, k, n, per_channel, weight_zp, with_bias, relu, strided, seed):
     rng = np.random.default_rng(seed)
-    x_ints = rng.integers(0, 256, (*batch, k), dtype=np.uint8)
+    x_ints = rng.integers(0, 256, (*batch, 2 * k if strided else k), dtype=np.uint8)
     w_ints = rng.integers(-128, 128, (n, k), dtype=np.int8)
     sx, zx, sy, zy = 0.03, int(rng.integers(0, 256)), 0.7, int(rng.integers(0, 256))
     if per_channel:
@@ -119,6 +122,8 @@ def test_linear(batch, k, n, per_channel, weight_zp, with_bias, relu, seed):
         w = qtensor(w_ints, 0.01, weight_zp)
     bias = rng.standard_normal(n).astype(np.float32) if with_bias else None
     x = qtensor(x_ints, sx, zx)
+    if strided:  # every other column: a view with a non-unit last stride
+        x, x_ints = x[..., ::2], x_ints[..., ::2]
     packed = quantized.linear_prepack(w, None if bias is None else ow.tensor(bias))
     op = quantized.linear_relu if relu else quantized.linear
     y = op(x, packed, sy, zy)
@@ -162,18 +167,24 @@ def _choose_qparams(lo, hi, qmin, qmax):
     n=st.integers(1, 30),
     reduce_range=st.booleans(),
     shift=st.sampled_from([0.0, 2.0, -3.0]),
+    transposed=st.booleans(),
+    dtype=st.sampled_from(["float32", "float32", "float64", "float16", "bfloat16"]),
     seed=st.integers(0, 2**31),
 )
-def test_linear_dynamic(batch, k, n, reduce_range, shift, seed):
+def test_linear_dynamic(batch, k, n, reduce_range, shift, transposed, dtype, seed):
     rng = np.random.default_rng(seed)
-    x = (rng.standard_normal((*batch, k)) + shift).astype(np.float32)
+    x64 = rng.standard_normal((*batch, k)) + shift
+    x_tensor = ow.tensor(np.ascontiguousarray(x64.swapaxes(0, -1))).transpose(0, -1) if transposed else ow.tensor(x64)
+    x_tensor = x_tensor.to(getattr(ow, dtype))
+    x64 = x_tensor.to(ow.float64).numpy()  # the values X holds, exactly
+    x = x64.astype(np.float32)  # what is quantized: X's values rounded to float32
     w_ints = rng.integers(-128, 128, (n, k), dtype=np.int8)
     sw = rng.uniform(0.001, 0.02, n)
     bias = rng.standard_normal(n).astype(np.float32)
     packed = quantized.linear_prepack(per_channel_weight(w_ints, sw, [0] * n), ow.tensor(bias))
-    y = quantized.linear_dynamic(ow.tensor(x), packed, reduce_range)
+    y = quantized.linear_dynamic(x_tensor, packed, reduce_range)
     assert y.dtype is ow.float32 and tuple(y.shape) == (*batch, n)
-    sx, zx = _choose_qparams(float(x.min()), float(x.max()), 0, 127 if reduce_range else 255)
+    sx, zx = _choose_qparams(float(x64.min()), float(x64.max()), 0, 127 if reduce_range else 255)
     qx = np.clip(np.rint(x / np.float32(sx)) + zx, 0, 255)
     acc = (qx.astype(np.int64) - zx) @ w_ints.astype(np.int64).T
     want = acc * (sx * np.float32(sw).astype(np.float64)) + bias
@@ -193,9 +204,10 @@ def test_linear_dynamic(batch, k, n, reduce_range, shift, seed):
     per_channel=st.booleans(),
     with_bias=st.booleans(),
     relu=st.booleans(),
+    channels_last=st.booleans(),
     seed=st.integers(0, 2**31),
 )
-def test_conv(dims, groups, stride, padding, dilation, per_channel, with_bias, relu, seed):
+def test_conv(dims, groups, stride, padding, dilation, per_channel, with_bias, relu, channels_last, seed):
     rng = np.random.default_rng(seed)
     c, o, kernel = 2 * groups, 3 * groups, 3
     spatial = (7, 6)[:dims]
@@ -206,6 +218,8 @@ def test_conv(dims, groups, stride, padding, dilation, per_channel, with_bias, r
     bias = rng.standard_normal(o).astype(np.float32) if with_bias else None
     sx, zx, sy, zy = 0.04, int(rng.integers(0, 256)), 0.3, int(rng.integers(0, 256))
     x = qtensor(x_ints, sx, zx)
+    if channels_last:  # the same values stored channels-last: a permuted view
+        x = qtensor(np.ascontiguousarray(np.moveaxis(x_ints, 1, -1)), sx, zx).movedim(-1, 1)
     prepack = quantized.conv1d_prepack if dims == 1 else quantized.conv2d_prepack
     packed = prepack(w, None if bias is None else ow.tensor(bias), [stride], [padding], [dilation], groups)
     op = {(1, False): quantized.conv1d, (1, True): quantized.conv1d_relu}.get((dims, relu))

@@ -138,3 +138,11 @@ def test_failed_call_names_the_call():
 def test_aligned_buffer():
     buf = onednn.aligned_empty(1000)
     assert buf.nbytes == 1000 and buf.__array_interface__["data"][0] % 64 == 0
+
+
+@pytest.mark.parametrize(
+    ("isa", "has_int8_dot"),
+    [(0x7, False), (0x27, False), (0x67, True), (0xE7, True), (0xFEF, True), (0x407, True), (0x1, False)],
+)
+def test_isa_gate(isa, has_int8_dot):
+    assert onednn.isa_has_int8_dot(isa) is has_int8_dot

@@ -11,6 +11,25 @@ MAX_RANK = 8
 
 DIMS_STRUCT = f"typedef struct {{ long v[{MAX_RANK}]; }} dims_t;\n"
 
+#: Inputs an elementwise kernel may have (``where`` has three).
+MAX_INPUTS = 3
+
+#: Every scalar argument of a strided elementwise kernel in one by-value struct: setting one kernel
+#: argument costs about as much as launching the kernel on PoCL, so the launch sets two or four, not 13.
+#: Host layout (int64 words): oo, ao[3], ost, ast[3], shape, n, then ndim and opcode as two int32.
+EW_STRUCT = f"""typedef struct {{
+    long oo;
+    long ao[{MAX_INPUTS}];
+    dims_t ost;
+    dims_t ast[{MAX_INPUTS}];
+    dims_t shape;
+    long n;
+    int ndim;
+    int opcode;
+}} ew_args_t;
+"""
+EW_WORDS = 1 + MAX_INPUTS + MAX_RANK * (2 + MAX_INPUTS) + 2
+
 BF16_HELPERS = """
 inline float ow_bf16_to_float(ushort v) { return as_float(((uint)v) << 16); }
 inline ushort ow_float_to_bf16(float f) {

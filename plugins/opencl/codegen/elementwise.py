@@ -1,9 +1,10 @@
-"""Elementwise kernels: one program per (table of ops, input dtype), two kernels per op.
+"""Elementwise kernels: one program per (table of ops, input dtype).
 
 ``<op>_c`` handles operands that are all contiguous with the output (after
-coalescing dims): ``out[oo + g] = f(a[ao + g], ...)``. ``<op>_s`` handles any
-strides (0 for broadcast dims, negative ones too) and offsets, decomposing the
-element number over the shape passed as an argument.
+coalescing dims): ``out[oo + g] = f(a[ao + g], ...)``. ``s_<out dtype>`` handles
+any strides (0 for broadcast dims, negative ones too) and offsets, decomposing
+the element number over the shape passed as an argument; it serves every op of
+the program with that output dtype through an ``opcode`` argument.
 
 An op is a C expression over ``x0, x1, ...`` (the inputs in their compute type,
 see ``dialect.base.COMPUTE_TYPES``); the result is converted to the output dtype
@@ -12,45 +13,77 @@ by :func:`.common.store`.
 
 from __future__ import annotations
 
-from .common import STRIDED_INDEX, header, load, store
+from .common import EW_STRUCT, STRIDED_INDEX, header, load, store
 
 
-def kernel_pair(dialect, name: str, in_dtypes, out_dtype: str, expr: str) -> str:
-    """The contiguous and strided kernels of one op."""
-    n_in = len(in_dtypes)
-    out_t = dialect.type_name(out_dtype)
-    ins = [(dialect.type_name(d), dialect.compute_type(d), d) for d in in_dtypes]
+def _params(dialect, in_dtypes, out_dtype: str, strided: bool) -> list:
+    out = [dialect.buffer(dialect.type_name(out_dtype), "out")] + ([] if strided else ["long oo"])
+    for i, d in enumerate(in_dtypes):
+        out += [dialect.buffer(dialect.type_name(d), f"a{i}", const=True)] + ([] if strided else [f"long ao{i}"])
+    return out + (["ew_args_t p"] if strided else ["long n"])
 
-    def reads(index):
-        return "".join(f"    {ct} x{i} = {load(d, f'a{i}[{index(i)}]')};\n" for i, (_, ct, d) in enumerate(ins))
 
-    params_c = [dialect.buffer(out_t, "out"), "long oo"]
-    for i, (t, _, _) in enumerate(ins):
-        params_c += [dialect.buffer(t, f"a{i}", const=True), f"long ao{i}"]
-    params_c.append("long n")
-    body_c = (
+def _reads(dialect, in_dtypes, index) -> str:
+    return "".join(
+        f"    {dialect.compute_type(d)} x{i} = {load(d, f'a{i}[{index(i)}]')};\n" for i, d in enumerate(in_dtypes)
+    )
+
+
+def contiguous_kernel(dialect, name: str, in_dtypes, out_dtype: str, expr: str) -> str:
+    """``<name>_c``: every operand contiguous, ``out[oo + g] = f(a0[ao0 + g], ...)``."""
+    body = (
         f"    long g = {dialect.global_id(0)};\n    if (g >= n) return;\n"
-        + reads(lambda i: f"ao{i} + g")
+        + _reads(dialect, in_dtypes, lambda i: f"ao{i} + g")
         + f"    out[oo + g] = {store(dialect, out_dtype, expr)};"
     )
-    params_s = [dialect.buffer(out_t, "out"), "long oo", "dims_t ost"]
-    for i, (t, _, _) in enumerate(ins):
-        params_s += [dialect.buffer(t, f"a{i}", const=True), f"long ao{i}", f"dims_t ast{i}"]
-    params_s += ["dims_t shape", "int ndim", "long n"]
-    steps = "        oo += q * ost.v[d];\n" + "".join(f"        ao{i} += q * ast{i}.v[d];\n" for i in range(n_in))
-    body_s = (
-        f"    long g = {dialect.global_id(0)};\n    if (g >= n) return;\n"
-        + STRIDED_INDEX.replace("@STEPS@", steps.rstrip("\n"))
-        + reads(lambda i: f"ao{i}")
-        + f"    out[oo] = {store(dialect, out_dtype, expr)};"
+    return dialect.kernel(f"{name}_c", _params(dialect, in_dtypes, out_dtype, False), body)
+
+
+def strided_kernel(dialect, in_dtypes, out_dtype: str, exprs: list) -> str:
+    """``s_<out dtype>``: any strides; ``p.opcode`` picks the expression (one kernel for a whole table)."""
+    steps = "        oo += q * p.ost.v[d];\n"
+    steps += "".join(f"        ao{i} += q * p.ast[{i}].v[d];\n" for i in range(len(in_dtypes)))
+    cases = "".join(
+        f"        case {code}: out[oo] = {store(dialect, out_dtype, expr)}; break;\n" for code, expr in enumerate(exprs)
     )
-    return dialect.kernel(f"{name}_c", params_c, body_c) + dialect.kernel(f"{name}_s", params_s, body_s)
+    offsets = "".join(f"    long ao{i} = p.ao[{i}];\n" for i in range(len(in_dtypes)))
+    index = STRIDED_INDEX.replace("@STEPS@", steps.rstrip("\n"))
+    index = index.replace("shape.v", "p.shape.v").replace("ndim - 1", "p.ndim - 1")
+    body = (
+        f"    long g = {dialect.global_id(0)};\n    if (g >= p.n) return;\n    long oo = p.oo;\n"
+        + offsets
+        + index
+        + _reads(dialect, in_dtypes, lambda i: f"ao{i}")
+        + f"    switch (p.opcode) {{\n{cases}    }}"
+    )
+    return dialect.kernel(f"s_{out_dtype}", _params(dialect, in_dtypes, out_dtype, True), body)
 
 
-def program(dialect, ops: dict, in_dtypes) -> str:
-    """One program holding the kernel pairs of ``ops`` (name -> (out dtype, expression)) for ``in_dtypes``."""
+def opcodes(ops: dict) -> dict:
+    """name -> (strided kernel name, opcode) for ``ops`` (name -> (out dtype, expression))."""
+    out, counters = {}, {}
+    for name, (out_dtype, _) in sorted(ops.items()):
+        code = counters.get(out_dtype, 0)
+        counters[out_dtype] = code + 1
+        out[name] = (f"s_{out_dtype}", code)
+    return out
+
+
+def program(dialect, ops: dict, in_dtypes, contiguous: bool = False) -> str:
+    """The kernels of ``ops`` (name -> (out dtype, expression)) over inputs of ``in_dtypes``.
+
+    ``contiguous=False``: the strided kernels, one per output dtype, switching on an opcode (what small
+    calls use, so a cold cache builds and compiles little); ``contiguous=True``: one ``<op>_c`` kernel per
+    op, the fast path of large contiguous calls, built only when such a call comes.
+    """
     dtypes = set(in_dtypes) | {out for out, _ in ops.values()}
-    parts = [header(dialect, sorted(dtypes))]
+    parts = [header(dialect, sorted(dtypes)) + ("" if contiguous else EW_STRUCT)]
+    by_out: dict = {}
     for name, (out_dtype, expr) in sorted(ops.items()):
-        parts.append(kernel_pair(dialect, name, in_dtypes, out_dtype, expr))
+        if contiguous:
+            parts.append(contiguous_kernel(dialect, name, in_dtypes, out_dtype, expr))
+        by_out.setdefault(out_dtype, []).append(expr)
+    if not contiguous:
+        for out_dtype, exprs in sorted(by_out.items()):
+            parts.append(strided_kernel(dialect, in_dtypes, out_dtype, exprs))
     return "\n".join(parts)

@@ -36,6 +36,8 @@ def program(dialect, dtype: str) -> str:
         "long N",
         "long K",
     ]
+    load_a = f"({acc}){load(dtype, 'a[abase + row * ars + ka * acs]')}"
+    load_b = f"({acc}){load(dtype, 'b[bbase + kb * brs + col * bcs]')}"
     body = f"""    {dialect.local_array(acc, "As", BLOCK * (BLOCK + 1))}
     {dialect.local_array(acc, "Bs", BLOCK * (BLOCK + 1))}
     int lx = (int){dialect.local_id(0)}, ly = (int){dialect.local_id(1)};
@@ -48,9 +50,9 @@ def program(dialect, dtype: str) -> str:
         for (int i = ly; i < {BLOCK}; i += {TILE}) {{
             for (int j = lx; j < {BLOCK}; j += {TILE}) {{
                 long row = row0 + i, ka = k0 + j;
-                As[i * {BLOCK + 1} + j] = (row < M && ka < K) ? ({acc}){load(dtype, "a[abase + row * ars + ka * acs]")} : 0;
+                As[i * {BLOCK + 1} + j] = (row < M && ka < K) ? {load_a} : 0;
                 long kb = k0 + i, col = col0 + j;
-                Bs[i * {BLOCK + 1} + j] = (kb < K && col < N) ? ({acc}){load(dtype, "b[bbase + kb * brs + col * bcs]")} : 0;
+                Bs[i * {BLOCK + 1} + j] = (kb < K && col < N) ? {load_b} : 0;
             }}
         }}
         {dialect.barrier()}

@@ -123,15 +123,23 @@ _FLOATS = {"bfloat16", "float32", "float64"}
 _INTS = {"uint8", "int8", "int16", "int32", "int64"}
 
 
-def program(dialect, op: str, in_dtype: str, acc_dtype: str, out_dtype: str, local: int) -> str:
-    """The program of one (op, dtypes): ``<op>_main`` (input -> out), ``<op>_part`` (accumulator -> out)."""
+def program(dialect, in_dtype: str, acc_dtype: str, out_dtype: str, local: int) -> str:
+    """Every reduction op for one (input, accumulator, output) dtype triple, in one program.
+
+    Per op: ``<op>_main`` (input -> out), ``<op>_first`` (input -> partials) and ``<op>_part``
+    (partials -> out). Grouping the ops keeps cold-cache builds few: ``sum`` and ``amax`` of a
+    float32 tensor share one build.
+    """
     acc = dialect.compute_type(acc_dtype)
     helpers = (_FLOAT_MINMAX if acc_dtype in _FLOATS else _INT_MINMAX).format(t=acc)
     acc_store = "float32" if acc_dtype == "bfloat16" else acc_dtype  # partials keep full accumulator precision
-    return (
-        header(dialect, sorted({in_dtype, acc_dtype, out_dtype}))
-        + helpers
-        + reduction_kernel(dialect, f"{op}_main", op, in_dtype, acc_dtype, out_dtype, local)
-        + reduction_kernel(dialect, f"{op}_first", op, in_dtype, acc_dtype, acc_store, local)
-        + reduction_kernel(dialect, f"{op}_part", op, acc_store, acc_dtype, out_dtype, local)
-    )
+    parts = [header(dialect, sorted({in_dtype, acc_dtype, out_dtype})), helpers]
+    for op in COMBINE:
+        if op == "xor_sum" and (acc_dtype in _FLOATS or in_dtype in _FLOATS):
+            continue
+        if op in ("any", "all") and acc_dtype != "bool":
+            continue
+        parts.append(reduction_kernel(dialect, f"{op}_main", op, in_dtype, acc_dtype, out_dtype, local))
+        parts.append(reduction_kernel(dialect, f"{op}_first", op, in_dtype, acc_dtype, acc_store, local))
+        parts.append(reduction_kernel(dialect, f"{op}_part", op, acc_store, acc_dtype, out_dtype, local))
+    return "".join(parts)

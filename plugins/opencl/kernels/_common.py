@@ -14,13 +14,17 @@ from opweave import _fallback
 from opweave._keys import Layer
 
 from .._backend import BACKEND, NAME, empty
-from ..codegen.common import MAX_RANK, coalesce
+from ..codegen.common import EW_WORDS, MAX_INPUTS, MAX_RANK, coalesce
 from ..dialect import OPENCL
 
 KERNELS: dict = {}  # "prims::name" -> kernel
 NONDETERMINISTIC: set = set()
 LOCAL = 64  # work-group size of 1-D launches (fixed, so PoCL compiles one work-group function per kernel)
 _cpu_kernels: dict = {}
+# From this many elements, all-contiguous operands take the ``_c`` kernel (no index arithmetic). Small calls
+# use the strided kernel: each distinct kernel costs PoCL a work-group compile on first use, so this halves
+# the kernels a cold cache builds for small tensors (the conformance run), at no measurable cost for them.
+CONTIGUOUS_MIN = 1 << 14
 
 
 def kernel(name: str):
@@ -113,8 +117,12 @@ def program_kernels(rt, key, make_source) -> dict:
     return rt.kernels(source)
 
 
-def elementwise(rt, kernels: dict, name: str, out, inputs) -> None:
-    """Run the ``name`` kernel pair over ``out`` and the same-shaped ``inputs`` (any strides and offsets)."""
+def elementwise(rt, kernels: dict, name: str, out, inputs, opcode: tuple, contiguous) -> None:
+    """Run op ``name`` over ``out`` and the same-shaped ``inputs`` (any strides and offsets).
+
+    ``kernels`` holds the strided kernels; ``opcode`` is ``(strided kernel name, opcode)`` from
+    ``codegen.elementwise.opcodes``; ``contiguous()`` returns the ``<op>_c`` kernels (built on first use).
+    """
     n = out.numel()
     if n == 0:
         return
@@ -126,16 +134,26 @@ def elementwise(rt, kernels: dict, name: str, out, inputs) -> None:
     if len(cshape) > MAX_RANK:
         raise NotImplementedError(f"opencl: {name}: more than {MAX_RANK} non-mergeable dims")
     offsets = [out.storage_offset()] + [t.storage_offset() for t in inputs]
-    if len(cshape) <= 1 and all(s == [1] or s == [] for s in cstrides):
+    if n >= CONTIGUOUS_MIN and len(cshape) <= 1 and all(s == [1] or s == [] for s in cstrides):
         args = [buf(out), i64(offsets[0])]
         for t, off in zip(inputs, offsets[1:]):
             args += [buf(t), i64(off)]
-        launch(rt, kernels[f"{name}_c"], n, *args, i64(n))
+        launch(rt, contiguous()[f"{name}_c"], n, *args, i64(n))
         return
-    args = [buf(out), i64(offsets[0]), dims(cstrides[0])]
-    for t, off, st in zip(inputs, offsets[1:], cstrides[1:]):
-        args += [buf(t), i64(off), dims(st)]
-    launch(rt, kernels[f"{name}_s"], n, *args, dims(cshape), np.int32(len(cshape)), i64(n))
+    p = np.zeros(EW_WORDS, np.int64)  # the ew_args_t struct of codegen.common
+    p[0] = offsets[0]
+    p[1 : 1 + len(inputs)] = offsets[1:]
+    base = 1 + MAX_INPUTS
+    p[base : base + len(cstrides[0])] = cstrides[0]
+    for i, st in enumerate(cstrides[1:]):
+        start = base + MAX_RANK * (1 + i)
+        p[start : start + len(st)] = st
+    start = base + MAX_RANK * (1 + MAX_INPUTS)
+    p[start : start + len(cshape)] = cshape
+    p[start + MAX_RANK] = n
+    kname, code = opcode
+    p[start + MAX_RANK + 1 :].view(np.int32)[:] = (len(cshape), code)
+    launch(rt, kernels[kname], n, buf(out), *[buf(t) for t in inputs], p.tobytes())
 
 
 __all__ = [

@@ -10,8 +10,8 @@ import numpy as np
 from opweave._tensor import contiguous_strides
 
 from .._backend import BACKEND
-from .data import copy_into
 from ._common import empty, kernel
+from .data import copy_into
 
 
 def _value(value, dtype):
@@ -75,7 +75,9 @@ def iota(length, start, step, dtype, device):
     d = dtype.name
     rt = BACKEND.runtime(out.device)
     ks = program_kernels(rt, ("iota", d), lambda: _iota_source(gen, OPENCL, d))
-    launch(rt, ks["iota"], length, out.untyped_storage().handle.buffer, np.int64(start), np.int64(step), np.int64(length))
+    launch(
+        rt, ks["iota"], length, out.untyped_storage().handle.buffer, np.int64(start), np.int64(step), np.int64(length)
+    )
     return out
 
 

@@ -34,12 +34,18 @@ def copy_into(out, src) -> None:
     src = on_device(src, out.device)
     if src.dtype == out.dtype:
         raw = _RAW[out.dtype.itemsize]
-        ks = program_kernels(rt, ("copy", raw), lambda: gen.program(OPENCL, {"copy": (raw, "x0")}, [raw]))
-        elementwise(rt, ks, "copy", out, [src])
-        return
-    s = dname(src)
-    ks = program_kernels(rt, ("convert", s), lambda: gen.program(OPENCL, _convert_ops(s, rt), [s]))
-    elementwise(rt, ks, f"to_{dname(out)}", out, [src])
+        ops, in_dtypes = {"copy": (raw, "x0")}, [raw]
+        name, key, code = "copy", ("copy", raw), (f"s_{raw}", 0)
+    else:
+        s = dname(src)
+        ops, in_dtypes = _convert_ops(s, rt), [s]
+        name, key, code = f"to_{dname(out)}", ("convert", s), (f"s_{dname(out)}", 0)  # one op per output dtype
+    ks = program_kernels(rt, key, lambda: gen.program(OPENCL, ops, in_dtypes))
+
+    def contiguous():
+        return program_kernels(rt, (*key, "c"), lambda: gen.program(OPENCL, ops, in_dtypes, contiguous=True))
+
+    elementwise(rt, ks, name, out, [src], code, contiguous)
 
 
 def _castable(a, b) -> bool:

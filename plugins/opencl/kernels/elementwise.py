@@ -12,6 +12,7 @@ defined behaviour in C.
 from __future__ import annotations
 
 import opweave
+from opweave.prims._utils import is_cpu_scalar, output_strides
 
 from ..codegen import elementwise as gen
 from ._common import OPENCL, dname, elementwise, empty, kernel, on_device, program_kernels, runtime_of
@@ -100,17 +101,40 @@ def _expr(table: dict, name: str, dtype: str):
     return expr, "bool" if to_bool else dtype
 
 
-def _source(table: dict, arity: int, dtype: str) -> str:
-    ops = {}
-    for name in table:
-        found = _expr(table, name, dtype)
-        if found is not None:
-            ops[name] = (found[1], found[0])
-    src = gen.program(OPENCL, ops, [dtype] * arity)
+_op_tables: dict = {}
+
+
+def _ops(table: dict, arity: int, dtype: str) -> dict:
+    """name -> (output dtype, expression) of every op of ``table`` that has a kernel for ``dtype``."""
+    key = (arity, dtype)
+    ops = _op_tables.get(key)
+    if ops is None:
+        ops = {}
+        for name in table:
+            found = _expr(table, name, dtype)
+            if found is not None:
+                ops[name] = (found[1], found[0])
+        _op_tables[key] = ops
+    return ops
+
+
+def _source(table: dict, arity: int, dtype: str, contiguous: bool = False) -> str:
+    src = gen.program(OPENCL, _ops(table, arity, dtype), [dtype] * arity, contiguous)
     if arity == 2 and dtype in _FLOATS:
         t = OPENCL.compute_type(dtype)
         src = src.replace("__kernel", _REMAINDER.format(t=t) + "__kernel", 1)
     return src
+
+
+_opcodes: dict = {}
+
+
+def _opcode(table: dict, arity: int, dtype: str, name: str) -> tuple:
+    key = (arity, dtype)
+    codes = _opcodes.get(key)
+    if codes is None:
+        codes = _opcodes[key] = gen.opcodes(_ops(table, arity, dtype))
+    return codes[name]
 
 
 def _run(table: dict, arity: int, name: str, *inputs):
@@ -119,12 +143,17 @@ def _run(table: dict, arity: int, name: str, *inputs):
     found = _expr(table, name, d)
     if found is None:
         return NotImplemented
-    op = opweave.ops.lookup(f"prims::{name}")
-    spec = op.meta(*inputs)
+    shaped = [t for t in inputs if not is_cpu_scalar(t)] or [inputs[0]]  # the meta function's layout rule
+    out_dtype = opweave.bool if found[1] == "bool" else a.dtype
     rt = runtime_of(a)
-    out = empty(spec.shape, spec.dtype, a.device, spec.stride())
+    out = empty(shaped[0].shape, out_dtype, a.device, output_strides(shaped))
     ks = program_kernels(rt, ("ew", arity, d), lambda: _source(table, arity, d))
-    elementwise(rt, ks, name, out, [on_device(t, a.device) for t in inputs])
+
+    def contiguous():
+        return program_kernels(rt, ("ew", arity, d, "c"), lambda: _source(table, arity, d, True))
+
+    operands = [on_device(t, a.device) for t in inputs]
+    elementwise(rt, ks, name, out, operands, _opcode(table, arity, d, name), contiguous)
     return out
 
 
@@ -150,8 +179,11 @@ def where(pred, a, b):
     raw = _RAW[spec.dtype.itemsize]
     rt = runtime_of(dev)
     out = empty(spec.shape, spec.dtype, dev.device, spec.stride())
-    ks = program_kernels(
-        rt, ("where", raw), lambda: gen.program(OPENCL, {"where": (raw, "x0 ? x1 : x2")}, ["bool", raw, raw])
-    )
-    elementwise(rt, ks, "where", out, [on_device(t, dev.device) for t in (pred, a, b)])
+    ops, in_dtypes = {"where": (raw, "x0 ? x1 : x2")}, ["bool", raw, raw]
+    ks = program_kernels(rt, ("where", raw), lambda: gen.program(OPENCL, ops, in_dtypes))
+
+    def contiguous():
+        return program_kernels(rt, ("where", raw, "c"), lambda: gen.program(OPENCL, ops, in_dtypes, True))
+
+    elementwise(rt, ks, "where", out, [on_device(t, dev.device) for t in (pred, a, b)], (f"s_{raw}", 0), contiguous)
     return out

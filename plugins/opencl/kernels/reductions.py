@@ -89,8 +89,8 @@ def reduce(op: str, inp, d, out_dtype, acc_dtype=None):
     rt = runtime_of(inp)
     ks = program_kernels(
         rt,
-        ("reduce", op, src_name, acc_name, out_name),
-        lambda: gen.program(OPENCL, op, src_name, acc_name, out_name, LOCAL),
+        ("reduce", src_name, acc_name, out_name),
+        lambda: gen.program(OPENCL, src_name, acc_name, out_name, LOCAL),
     )
     kept_strides = [stride[i] for i in kept]
     rstrides = [stride[i] for i in axes]
@@ -99,7 +99,9 @@ def reduce(op: str, inp, d, out_dtype, acc_dtype=None):
         _launch(rt, ks[f"{op}_main"], out, list(out.stride()), oshape, *args, 1, 0)
         return out
     # few outputs over many elements: _CHUNKS groups per output write partials, a second launch combines them
-    part = empty(oshape + [_CHUNKS], opweave.float32 if acc_name == "bfloat16" else (acc_dtype or out_dtype), inp.device)
+    part = empty(
+        oshape + [_CHUNKS], opweave.float32 if acc_name == "bfloat16" else (acc_dtype or out_dtype), inp.device
+    )
     pst = list(part.stride())
     _launch(rt, ks[f"{op}_first"], part, pst[:-1], oshape, *args, _CHUNKS, pst[-1])
     _launch(rt, ks[f"{op}_part"], out, list(out.stride()), oshape, part, 0, pst[:-1], [_CHUNKS], [1], 1, 0)

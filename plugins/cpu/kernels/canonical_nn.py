@@ -1,0 +1,165 @@
+"""Direct CPU kernels for the hot nn canonical ops: softmax, log_softmax, layer_norm, gelu, cross_entropy_loss.
+
+Each handles the common case — float32/float64 inputs, no dtype conversion, the
+op's usual arguments — with a few NumPy calls that reuse their buffers, and hands
+every other call (16-bit floats, weights, label smoothing, invalid arguments) to
+the op's reference decomposition, so errors and edge cases are the decomposition's.
+Results agree with the decomposition to rounding (``tests/refs/test_nn_cpu_direct.py``);
+layer_norm's variance is accumulated in the input's dtype (two-pass) where the
+decomposition's ``var`` prim accumulates in float64.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import opweave
+import scipy.special as sp
+from opweave import ops
+
+from ._common import native, wrap
+
+_FAST = frozenset({opweave.float32, opweave.float64})
+
+
+def _softmax_kernel(packet_name: str, log: bool, internal: bool):
+    op = getattr(ops, packet_name)
+    op = op.default if internal else op.int
+    reference = op.decomposition
+
+    def kernel(self, dim, third=None):
+        # third: ``dtype`` (softmax.int) or ``half_to_float`` (_softmax)
+        converts = bool(third) if internal else third is not None and third is not self._dtype
+        if converts or self._dtype not in _FAST or self.ndim == 0 or self.numel() == 0:
+            return reference(self, dim, third)
+        if not -self.ndim <= dim < self.ndim:
+            return reference(self, dim, third)
+        x = native(self)
+        with np.errstate(all="ignore"):
+            shifted = x - np.max(x, axis=dim, keepdims=True)
+            if log:
+                e = np.exp(shifted)
+                total = np.sum(e, axis=dim, keepdims=True)
+                np.subtract(shifted, np.log(total, out=total), out=shifted)
+                return wrap(shifted, self._dtype)
+            np.exp(shifted, out=shifted)
+            np.divide(shifted, np.sum(shifted, axis=dim, keepdims=True), out=shifted)
+        return wrap(shifted, self._dtype)
+
+    kernel.__doc__ = f"{op.name} along one dim of a float32/float64 tensor (else the decomposition)."
+    return kernel
+
+
+def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
+    """layer_norm of a float32/float64 tensor with same-dtype (or no) weight and bias (else the decomposition)."""
+    reference = ops.layer_norm.default.decomposition
+    dtype = input._dtype
+    k = len(normalized_shape)
+    fast = (
+        dtype in _FAST
+        and 0 < k <= input.ndim
+        and list(input.shape[input.ndim - k :]) == [int(s) for s in normalized_shape]
+        and input.numel() > 0
+        and all(
+            t is None or (t._dtype is dtype and list(t.shape) == list(normalized_shape) and t.device.type == "cpu")
+            for t in (weight, bias)
+        )
+    )
+    if not fast:
+        return reference(input, normalized_shape, weight, bias, eps, cudnn_enable)
+    x = native(input)
+    axes = tuple(range(input.ndim - k, input.ndim))
+    with np.errstate(all="ignore"):
+        centered = x - np.mean(x, axis=axes, keepdims=True)
+        sq = np.square(centered)
+        var = np.mean(sq, axis=axes, keepdims=True)
+        del sq
+        np.add(var, np.dtype(dtype.numpy).type(eps), out=var)
+        np.sqrt(var, out=var)
+        np.divide(centered, var, out=centered)
+        if weight is not None:
+            np.multiply(centered, native(weight), out=centered)
+        if bias is not None:
+            np.add(centered, native(bias), out=centered)
+    return wrap(centered, dtype)
+
+
+_SQRT_HALF = math.sqrt(0.5)
+_TANH_BETA = math.sqrt(2) * (2 / math.sqrt(math.pi)) * 0.5
+
+
+def _gelu(self, approximate="none"):
+    """gelu of a float32/float64 tensor, exact or tanh (else the decomposition)."""
+    dtype = self._dtype
+    if dtype not in _FAST or approximate not in ("none", "tanh"):
+        return ops.gelu.default.decomposition(self, approximate)
+    x = native(self)
+    scalar = np.dtype(dtype.numpy).type
+    with np.errstate(all="ignore"):
+        if approximate == "none":
+            cdf = np.asarray(np.multiply(x, scalar(_SQRT_HALF)))
+            sp.erf(cdf, out=cdf)
+        else:
+            cdf = np.asarray(np.multiply(x, x))
+            np.multiply(cdf, scalar(0.044715), out=cdf)
+            np.multiply(cdf, x, out=cdf)
+            np.add(cdf, x, out=cdf)
+            np.multiply(cdf, scalar(_TANH_BETA), out=cdf)
+            np.tanh(cdf, out=cdf)
+        np.add(cdf, scalar(1), out=cdf)
+        np.multiply(cdf, x, out=cdf)
+        np.multiply(cdf, scalar(0.5), out=cdf)
+    return wrap(cdf, dtype)
+
+
+def _cross_entropy(self, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0):
+    """cross_entropy_loss of (N, C) float32/float64 logits and int64 class indices, no weight or smoothing."""
+    reference = ops.cross_entropy_loss.default.decomposition
+    args = (self, target, weight, reduction, ignore_index, label_smoothing)
+    r = {"Mean": 1, "Sum": 2, "None": 0}.get(reduction, reduction) if isinstance(reduction, str) else reduction
+    dtype = self._dtype
+    fast = (
+        dtype in _FAST
+        and self.ndim == 2
+        and self.shape[0] > 0
+        and self.shape[1] > 0
+        and target._dtype is opweave.int64
+        and tuple(target.shape) == (self.shape[0],)
+        and target.device.type == "cpu"
+        and weight is None
+        and label_smoothing == 0
+        and r in (0, 1, 2)
+        and type(r) is int
+    )
+    if not fast:
+        return reference(*args)
+    x, t = native(self), native(target)
+    classes = x.shape[1]
+    ignored = t == ignore_index
+    safe = np.where(ignored, 0, t)
+    if ((safe < 0) | (safe >= classes)).any():
+        return reference(*args)  # raises the decomposition's error
+    with np.errstate(all="ignore"):
+        shifted = x - np.max(x, axis=1, keepdims=True)
+        picked = np.take_along_axis(shifted, safe[:, None], axis=1)[:, 0]
+        np.exp(shifted, out=shifted)
+        loss = np.log(np.sum(shifted, axis=1)) - picked
+        loss[ignored] = 0
+        if r == 0:
+            return wrap(loss, dtype)
+        total = np.sum(loss)
+        if r == 2:
+            return wrap(np.asarray(total, dtype.numpy), dtype)
+        return wrap(np.asarray(total / np.dtype(dtype.numpy).type(np.count_nonzero(~ignored)), dtype.numpy), dtype)
+
+
+KERNELS = {
+    "softmax.int": _softmax_kernel("softmax", log=False, internal=False),
+    "log_softmax.int": _softmax_kernel("log_softmax", log=True, internal=False),
+    "_softmax": _softmax_kernel("_softmax", log=False, internal=True),
+    "_log_softmax": _softmax_kernel("_log_softmax", log=True, internal=True),
+    "layer_norm": _layer_norm,
+    "gelu": _gelu,
+    "cross_entropy_loss": _cross_entropy,
+}
