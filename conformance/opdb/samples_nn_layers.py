@@ -9,7 +9,8 @@ _FLAGS = {"benchmark": False, "deterministic": False, "cudnn_enabled": False, "a
 _POOL = {"self": t(1, 2, 4, 5), "kernel_size": [2, 2]}
 _POOL1 = {"self": t(2, 6), "kernel_size": [2]}
 _POOL3 = {"self": t(1, 2, 3, 4, 4), "kernel_size": [2, 2, 2]}
-_UP = {"input": t(1, 2, 3, 4), "self": t(1, 2, 3, 4), "align_corners": False}
+_UP_VEC = {"input": t(1, 2, 3, 4), "align_corners": False}  # the .vec overloads name their tensor "input"
+_UP = {**_UP_VEC, "self": t(1, 2, 3, 4)}
 
 OVERRIDES: dict[str, dict] = {
     "convolution": {"input": t(1, 2, 5), "weight": t(4, 2, 3), **_CONV},
@@ -17,8 +18,8 @@ OVERRIDES: dict[str, dict] = {
     "conv_tbc": {"self": t(5, 2, 3), "weight": t(2, 3, 4), "bias": t(4), "pad": 1},
     "_upsample_bilinear2d_aa": {**_UP, "output_size": [2, 3]},
     "_upsample_bicubic2d_aa": {**_UP, "output_size": [5, 2]},
-    "_upsample_bilinear2d_aa.vec": {**_UP, "output_size": None, "scale_factors": [0.5, 0.7]},
-    "_upsample_bicubic2d_aa.vec": {**_UP, "output_size": [2, 7], "scale_factors": None},
+    "_upsample_bilinear2d_aa.vec": {**_UP_VEC, "output_size": None, "scale_factors": [0.5, 0.7]},
+    "_upsample_bicubic2d_aa.vec": {**_UP_VEC, "output_size": [2, 7], "scale_factors": None},
     "conv1d": {"input": t(1, 2, 5), "weight": t(3, 2, 2)},
     "conv2d": {"input": t(1, 2, 4, 5), "weight": t(3, 2, 2, 2)},
     "conv3d": {"input": t(1, 2, 3, 4, 4), "weight": t(3, 2, 2, 2, 2)},
@@ -97,8 +98,8 @@ OVERRIDES: dict[str, dict] = {
     "upsample_bicubic2d": {**_UP, "output_size": [5, 7]},
     "upsample_trilinear3d": {"self": t(1, 2, 2, 3, 4), "output_size": [3, 5, 6], "align_corners": True},
     "upsample_linear1d.vec": {"input": t(1, 2, 4), "output_size": [7], "align_corners": False, "scale_factors": None},
-    "upsample_bilinear2d.vec": {**_UP, "output_size": None, "scale_factors": [1.5, 2.0]},
-    "upsample_bicubic2d.vec": {**_UP, "output_size": [5, 7], "scale_factors": None},
+    "upsample_bilinear2d.vec": {**_UP_VEC, "output_size": None, "scale_factors": [1.5, 2.0]},
+    "upsample_bicubic2d.vec": {**_UP_VEC, "output_size": [5, 7], "scale_factors": None},
     "upsample_trilinear3d.vec": {
         "input": t(1, 2, 2, 3, 4),
         "output_size": None,

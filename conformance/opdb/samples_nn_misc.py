@@ -15,7 +15,7 @@ OVERRIDES: dict[str, dict] = {
     "batch_norm": {**_BN_ARGS, "cudnn_enabled": False},
     "native_batch_norm": _BN_ARGS,
     "_native_batch_norm_legit": _BN_ARGS,
-    "_native_batch_norm_legit.no_stats": {**_BN_ARGS, "running_mean": None, "running_var": None},
+    "_native_batch_norm_legit.no_stats": {k: v for k, v in _BN_ARGS.items() if not k.startswith("running_")},
     "_native_batch_norm_legit_no_training": {
         "input": t(2, 3, 4),
         "weight": t(3),
