@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# Install opweave with its test dependencies, lint, and run the whole test suite.
+# Install opweave with its test dependencies and plugins, lint, and run the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python -m pip install --quiet -e ".[test]"
+python -m pip install --quiet -e ".[test,opencl,x86quant]"
 python -m pip install --quiet -e examples/vendor_backend  # the example third-party backend, tested below
 ruff check .
 ruff format --check .
 python -m pytest -q -p no:cacheprovider -n auto --dist loadfile
-# The conformance suite against the reference backend and the example vendor backend.
+# The conformance suite against the reference backend, the example vendor backend and OpenCL (PoCL):
+# OpenCL (mostly kernel compilation on a cold cache) runs beside the other two, one core each.
+opweave conformance --backend opencl --profile quick --quiet > opencl-conformance.log 2>&1 &
+opencl=$!
 opweave conformance --backend cpu --profile quick --quiet
 opweave conformance --backend vnpu --profile quick --quiet
+status=0
+wait "$opencl" || status=$?
+cat opencl-conformance.log
+exit "$status"
