@@ -272,7 +272,9 @@ def define_with_variants(schema: str, decomposition, *, tags=(), inplace=True, o
     """Define a functional canonical op and derive its in-place and ``out=`` variants.
 
     ``out`` may be a string: the overload name of the ``out=`` variant, where the default
-    rule (``.out`` for the "" and "Tensor" overloads) would clash (``clamp.Tensor_out``).
+    rule (``.out`` for the "" and "Tensor" overloads) would clash (``clamp.Tensor_out``), or
+    the whole ``out=`` schema, where ATen names the out arguments itself
+    (``max_pool2d_with_indices.out(..., *, Tensor(a!) out, Tensor(b!) indices)``).
     """
     functional = define(schema, decomposition, tags=tags, doc=doc)
     variant_tags = tuple(t for t in tags if t not in ("core",)) + ("generated",)
@@ -285,7 +287,7 @@ def define_with_variants(schema: str, decomposition, *, tags=(), inplace=True, o
         n_outs = len(functional.schema.returns)
         out_overload = out if isinstance(out, str) else None
         op = define(
-            _variant_schema(functional, "out", out_overload),
+            out if out_overload and "(" in out else _variant_schema(functional, "out", out_overload),
             _out_kernel(functional, n_outs),
             tags=variant_tags + ("out",),
         )

@@ -17,11 +17,11 @@ import math
 
 from .. import _dtype
 from .._ops import canonical as ops
-from .._ops import define, prims
+from .._ops import prims
 from ..prims._utils import FLOAT, REAL
 from ..prims.conv import pool_output_size
 from ._elementwise import check_dtype, scalar_like
-from ._utils import _out_kernel, define_with_variants, to_dtype
+from ._utils import define_with_variants, to_dtype
 from .nn_conv import check_spatial_input, expand_arg
 from .nn_resample import _f32
 
@@ -238,12 +238,6 @@ AVG_ARGS = "int[{d}] kernel_size, int[{d}] stride=[], int[{d}] padding=0, bool c
 AVG_ARGS += ", bool count_include_pad=True"
 
 
-def _with_named_out(functional, out_schema: str, n_outs: int):
-    """Define the ``out=`` variant of ``functional`` with ATen's own out-argument names."""
-    op = define(out_schema, _out_kernel(functional, n_outs), tags=("generated", "out"))
-    op.functional, op.variant = functional, "out"
-
-
 def _define():
     two_outs = "*, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))"
     for d in (1, 2, 3):
@@ -254,15 +248,13 @@ def _define():
             inplace=False,
             out=False,
         )
-        f = define_with_variants(
+        define_with_variants(
             f"max_pool{d}d_with_indices(Tensor self, {args}) -> (Tensor, Tensor)",
             _max_pool(f"max_pool{d}d_with_indices", d, True),
             tags=("core",) if d > 1 else (),
             inplace=False,
-            out=False,
+            out=d > 1 and f"max_pool{d}d_with_indices.out(Tensor self, {args}, {two_outs}",
         )
-        if d > 1:
-            _with_named_out(f, f"max_pool{d}d_with_indices.out(Tensor self, {args}, {two_outs}", 2)
         avg = AVG_ARGS.format(d=d) + (", int? divisor_override=None" if d > 1 else "")
         define_with_variants(
             f"avg_pool{d}d(Tensor self, {avg}) -> Tensor",
@@ -285,27 +277,20 @@ def _define():
                 tags=("core",),
                 inplace=False,
             )
-        f = define_with_variants(
+        define_with_variants(
             f"adaptive_max_pool{d}d(Tensor self, int[{d}] output_size) -> (Tensor, Tensor)",
             _adaptive(f"adaptive_max_pool{d}d", d, "max"),
             inplace=False,
-            out=False,
+            out=d > 1 and f"adaptive_max_pool{d}d.out(Tensor self, int[{d}] output_size, {two_outs}",
         )
-        if d > 1:
-            _with_named_out(f, f"adaptive_max_pool{d}d.out(Tensor self, int[{d}] output_size, {two_outs}", 2)
     for d in (2, 3):
-        f = define_with_variants(
+        define_with_variants(
             f"fractional_max_pool{d}d(Tensor self, int[{d}] kernel_size, int[{d}] output_size, Tensor random_samples) "
             "-> (Tensor, Tensor)",
             _fractional(f"fractional_max_pool{d}d", d),
             inplace=False,
-            out=False,
-        )
-        _with_named_out(
-            f,
-            f"fractional_max_pool{d}d.output(Tensor self, int[{d}] kernel_size, int[{d}] output_size, "
+            out=f"fractional_max_pool{d}d.output(Tensor self, int[{d}] kernel_size, int[{d}] output_size, "
             "Tensor random_samples, *, Tensor(a!) output, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))",
-            2,
         )
     define_with_variants(
         "max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor", max_unpool2d, inplace=False
