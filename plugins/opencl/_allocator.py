@@ -11,7 +11,6 @@ the allocation retried once before :class:`opweave.OutOfMemoryError` is raised.
 from __future__ import annotations
 
 import threading
-import weakref
 
 import opweave
 
@@ -26,13 +25,26 @@ def size_class(nbytes: int) -> int:
 
 
 class Block:
-    """A device buffer of ``size`` bytes (``buffer`` is None for zero-byte storages)."""
+    """A device buffer of ``size`` bytes (``buffer`` is None for zero-byte storages).
 
-    __slots__ = ("buffer", "size")
+    A block handed out by :meth:`CachingAllocator.malloc` goes back to its allocator's free list
+    when the last reference to it (its storage's) goes away.
+    """
 
-    def __init__(self, buffer, size: int):
+    __slots__ = ("buffer", "size", "owner")
+
+    def __init__(self, buffer, size: int, owner=None):
         self.buffer = buffer
         self.size = size
+        self.owner = owner
+
+    def __del__(self):
+        owner = self.owner
+        if owner is not None and self.buffer is not None:
+            try:
+                owner.free(Block(self.buffer, self.size))
+            except Exception:  # interpreter shutdown: the driver releases everything
+                pass
 
 
 class CachingAllocator:
@@ -41,7 +53,7 @@ class CachingAllocator:
     def __init__(self, runtime):
         self.runtime = runtime
         self._free: dict[int, list] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # a block may be freed by a garbage collection inside a locked section
         self.allocated = 0
         self.cached = 0
         self.peak = 0
@@ -70,6 +82,7 @@ class CachingAllocator:
                 with self._lock:
                     self.allocated -= size
                 raise
+        block.owner = self
         return block
 
     def _create(self, size: int):
@@ -96,18 +109,14 @@ class CachingAllocator:
                 ) from None
 
     def free(self, block: Block) -> None:
-        """Return ``block`` to its size class's free list."""
+        """Return ``block`` (a block no storage uses any more) to its size class's free list."""
         if block.buffer is None:
             return
+        block.owner = None
         with self._lock:
             self.allocated -= block.size
             self.cached += block.size
             self._free.setdefault(block.size, []).append(block)
-
-    def track(self, storage, block: Block) -> None:
-        """Free ``block`` when ``storage`` (the opweave Storage owning it) dies."""
-        if block.buffer is not None:
-            weakref.finalize(storage, self.free, block).atexit = False
 
     def empty_cache(self) -> None:
         """Release every cached block to the driver."""

@@ -38,6 +38,7 @@ class OpenCLBackend(Backend):
 
     def __init__(self):
         self._allocators: dict[int, CachingAllocator] = {}
+        self._dtypes: frozenset | None = None
 
     # -- devices ---------------------------------------------------------------------------------
 
@@ -56,15 +57,18 @@ class OpenCLBackend(Backend):
     @property
     def dtypes(self) -> frozenset:
         """The dtypes device 0 supports: no float16 without ``cl_khr_fp16``, no doubles without ``cl_khr_fp64``."""
-        devs = _runtime.devices()
-        if not devs:
-            return _ALL
-        rt, out = devs[0], set(_ALL)
-        if not rt.has_fp16:
-            out.discard(opweave.float16)
-        if not rt.has_fp64:
-            out -= {opweave.float64, opweave.complex128}
-        return frozenset(out)
+        found = self._dtypes
+        if found is None:
+            devs = _runtime.devices()
+            if not devs:
+                return _ALL
+            rt, out = devs[0], set(_ALL)
+            if not rt.has_fp16:
+                out.discard(opweave.float16)
+            if not rt.has_fp64:
+                out -= {opweave.float64, opweave.complex128}
+            found = self._dtypes = frozenset(out)
+        return found
 
     def check_dtype(self, dtype, what: str = "opencl") -> None:
         """``TypeError`` naming ``what`` (an op, or the device) if the device has no ``dtype``."""
@@ -89,11 +93,7 @@ class OpenCLBackend(Backend):
     def allocate(self, nbytes: int, device):
         """A new uninitialised storage of ``nbytes`` bytes (a block from the caching allocator)."""
         device = _indexed(device)
-        alloc = self.allocator(device)
-        block = alloc.malloc(nbytes)
-        storage = Storage(block, nbytes, device, self)
-        alloc.track(storage, block)
-        return storage
+        return Storage(self.allocator(device).malloc(nbytes), nbytes, device, self)
 
     def copy_from_host(self, array: np.ndarray, device):
         """Host -> device: a new storage holding the bytes of ``array``."""

@@ -44,6 +44,13 @@ class DeviceRuntime:
         return "cl_khr_fp16" in self.extensions
 
     @property
+    def is_cpu(self) -> bool:
+        """Whether the device is a CPU (work items are loop iterations there: kernels pick blocked access)."""
+        import pyopencl as cl
+
+        return bool(self.device.type & cl.device_type.CPU)
+
+    @property
     def max_alloc(self) -> int:
         """The largest single buffer the device accepts, in bytes."""
         return int(self.device.max_mem_alloc_size)

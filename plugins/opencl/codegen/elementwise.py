@@ -1,7 +1,9 @@
 """Elementwise kernels: one program per (table of ops, input dtype).
 
 ``<op>_c`` handles operands that are all contiguous with the output (after
-coalescing dims): ``out[oo + g] = f(a[ao + g], ...)``. ``s_<out dtype>`` handles
+coalescing dims): ``out[oo + g] = f(a[ao + g], ...)``, each work item over a block
+of ``per`` consecutive elements (the launcher picks ``per``: a block per work item
+on CPU devices, where work items are loop iterations; 1 on GPUs). ``s_<out dtype>`` handles
 any strides (0 for broadcast dims, negative ones too) and offsets, decomposing
 the element number over the shape passed as an argument; it serves every op of
 the program with that output dtype through an ``opcode`` argument.
@@ -20,7 +22,7 @@ def _params(dialect, in_dtypes, out_dtype: str, strided: bool) -> list:
     out = [dialect.buffer(dialect.type_name(out_dtype), "out")] + ([] if strided else ["long oo"])
     for i, d in enumerate(in_dtypes):
         out += [dialect.buffer(dialect.type_name(d), f"a{i}", const=True)] + ([] if strided else [f"long ao{i}"])
-    return out + (["ew_args_t p"] if strided else ["long n"])
+    return out + (["ew_args_t p"] if strided else ["long n", "long per"])
 
 
 def _reads(dialect, in_dtypes, index) -> str:
@@ -30,11 +32,13 @@ def _reads(dialect, in_dtypes, index) -> str:
 
 
 def contiguous_kernel(dialect, name: str, in_dtypes, out_dtype: str, expr: str) -> str:
-    """``<name>_c``: every operand contiguous, ``out[oo + g] = f(a0[ao0 + g], ...)``."""
+    """``<name>_c``: every operand contiguous, ``out[oo + g] = f(a0[ao0 + g], ...)`` for ``per`` elements an item."""
+    reads = _reads(dialect, in_dtypes, lambda i: f"ao{i} + g").replace("\n    ", "\n        ")
     body = (
-        f"    long g = {dialect.global_id(0)};\n    if (g >= n) return;\n"
-        + _reads(dialect, in_dtypes, lambda i: f"ao{i} + g")
-        + f"    out[oo + g] = {store(dialect, out_dtype, expr)};"
+        f"    long g0 = {dialect.global_id(0)} * per;\n    if (g0 >= n) return;\n"
+        f"    long e = min(n, g0 + per);\n    for (long g = g0; g < e; ++g) {{\n    "
+        + reads
+        + f"        out[oo + g] = {store(dialect, out_dtype, expr)};\n    }}"
     )
     return dialect.kernel(f"{name}_c", _params(dialect, in_dtypes, out_dtype, False), body)
 

@@ -48,8 +48,15 @@ inline {t} ow_min({t} a, {t} b) {{ return a < b ? a : b; }}
 _UNSIGNED = {"int32": "uint", "int64": "ulong"}
 
 
-def reduction_kernel(dialect, name: str, op: str, in_dtype: str, acc_dtype: str, out_dtype: str, local: int) -> str:
-    """One reduction kernel: ``in_dtype`` elements, accumulated in ``acc_dtype``, stored as ``out_dtype``."""
+def reduction_kernel(
+    dialect, name: str, op: str, in_dtype: str, acc_dtype: str, out_dtype: str, local: int, blocked: bool = False
+) -> str:
+    """One reduction kernel: ``in_dtype`` elements, accumulated in ``acc_dtype``, stored as ``out_dtype``.
+
+    ``blocked``: over one reduced dim, each work item takes a contiguous block with eight independent
+    accumulators (the fast form on CPU devices, where a work item is a loop iteration); otherwise work items
+    interleave (consecutive items read consecutive elements: the fast form on GPUs).
+    """
     combine, ident, fmap = COMBINE[op]
     acc = dialect.compute_type(acc_dtype)
     if acc_dtype in _UNSIGNED and op in ("sum", "prod"):
@@ -59,14 +66,18 @@ def reduction_kernel(dialect, name: str, op: str, in_dtype: str, acc_dtype: str,
     ident = ident.format(min=lo, max=hi)
     if fmap == "x":
         fmap = "(long)(x)" if in_dtype in _FLOATS and acc_dtype in _INTS else "x"
-    in_ct = dialect.compute_type(in_dtype)
+    in_ct, storage = dialect.compute_type(in_dtype), dialect.type_name(in_dtype)
+    helpers = (
+        f"inline {acc} {name}_combine({acc} a, {acc} b) {{ return ({acc})({combine}); }}\n"
+        f"inline {acc} {name}_map({storage} v) {{ {in_ct} x = {load(in_dtype, 'v')}; return ({acc})({fmap}); }}\n"
+    )
     params = [
         dialect.buffer(dialect.type_name(out_dtype), "out"),
         "long oo",
         "dims_t ost",
         "dims_t oshape",
         "int ondim",
-        dialect.buffer(dialect.type_name(in_dtype), "a", const=True),
+        dialect.buffer(storage, "a", const=True),
         "long ao",
         "dims_t akst",
         "dims_t rshape",
@@ -77,6 +88,20 @@ def reduction_kernel(dialect, name: str, op: str, in_dtype: str, acc_dtype: str,
         "int chunks",
         "long cst",
     ]
+    c, m = f"{name}_combine", f"{name}_map"
+    if blocked:
+        lanes = ", ".join(f"c{i} = acc" for i in range(1, 8))
+        steps = " ".join(f"c{i} = {c}(c{i}, {m}(a[ai + (j + {i}) * st]));" for i in range(1, 8))
+        one_dim = f"""        long per = (hi - lo + {local - 1}) / {local};
+        long j = lo + lid * per, e = min(hi, j + per);
+        {acc} {lanes};
+        for (; j + 8 <= e; j += 8) {{
+            acc = {c}(acc, {m}(a[ai + j * st])); {steps}
+        }}
+        for (; j < e; ++j) acc = {c}(acc, {m}(a[ai + j * st]));
+        acc = {c}({c}({c}(acc, c1), {c}(c2, c3)), {c}({c}(c4, c5), {c}(c6, c7)));"""
+    else:
+        one_dim = f"""        for (long j = lo + lid; j < hi; j += {local}) acc = {c}(acc, {m}(a[ai + j * st]));"""
     body = f"""    {dialect.local_array(acc, "scratch", local)}
     long grp = {dialect.group_id(0)};
     int lid = (int){dialect.local_id(0)};
@@ -93,37 +118,35 @@ def reduction_kernel(dialect, name: str, op: str, in_dtype: str, acc_dtype: str,
     {acc} acc = ({acc})({ident});
     long lo = c * chunk;
     long hi = min(R, lo + chunk);
-    for (long j = lo + lid; j < hi; j += {local}) {{
-        long idx = ai, s = j;
-        for (int d = rndim - 1; d >= 0; --d) {{
-            long q = s % rshape.v[d];
-            s /= rshape.v[d];
-            idx += q * rst.v[d];
+    if (rndim == 1) {{  // one reduced dim (the host merges contiguous ones): no index arithmetic
+        long st = rst.v[0];
+{one_dim}
+    }} else {{
+        for (long j = lo + lid; j < hi; j += {local}) {{
+            long idx = ai, s = j;
+            for (int d = rndim - 1; d >= 0; --d) {{
+                long q = s % rshape.v[d];
+                s /= rshape.v[d];
+                idx += q * rst.v[d];
+            }}
+            acc = {c}(acc, {m}(a[idx]));
         }}
-        {dialect.type_name(in_dtype)} v = a[idx];
-        {in_ct} x = {load(in_dtype, "v")};
-        {acc} y = ({acc})({fmap});
-        {acc} a = acc, b = y;
-        acc = ({acc})({combine});
     }}
     scratch[lid] = acc;
     {dialect.barrier()}
     for (int s = {local // 2}; s > 0; s >>= 1) {{
-        if (lid < s) {{
-            {acc} a = scratch[lid], b = scratch[lid + s];
-            scratch[lid] = ({acc})({combine});
-        }}
+        if (lid < s) scratch[lid] = {c}(scratch[lid], scratch[lid + s]);
         {dialect.barrier()}
     }}
     if (lid == 0) out[oi] = {store(dialect, out_dtype, "scratch[0]")};"""
-    return dialect.kernel(name, params, body)
+    return helpers + dialect.kernel(name, params, body)
 
 
 _FLOATS = {"bfloat16", "float32", "float64"}
 _INTS = {"uint8", "int8", "int16", "int32", "int64"}
 
 
-def program(dialect, in_dtype: str, acc_dtype: str, out_dtype: str, local: int) -> str:
+def program(dialect, in_dtype: str, acc_dtype: str, out_dtype: str, local: int, blocked: bool = False) -> str:
     """Every reduction op for one (input, accumulator, output) dtype triple, in one program.
 
     Per op: ``<op>_main`` (input -> out), ``<op>_first`` (input -> partials) and ``<op>_part``
@@ -139,7 +162,10 @@ def program(dialect, in_dtype: str, acc_dtype: str, out_dtype: str, local: int) 
             continue
         if op in ("any", "all") and acc_dtype != "bool":
             continue
-        parts.append(reduction_kernel(dialect, f"{op}_main", op, in_dtype, acc_dtype, out_dtype, local))
-        parts.append(reduction_kernel(dialect, f"{op}_first", op, in_dtype, acc_dtype, acc_store, local))
-        parts.append(reduction_kernel(dialect, f"{op}_part", op, acc_store, acc_dtype, out_dtype, local))
+        for suffix, src, dst in (
+            ("main", in_dtype, out_dtype),
+            ("first", in_dtype, acc_store),
+            ("part", acc_store, out_dtype),
+        ):
+            parts.append(reduction_kernel(dialect, f"{op}_{suffix}", op, src, acc_dtype, dst, local, blocked))
     return "".join(parts)

@@ -137,6 +137,19 @@ def _opcode(table: dict, arity: int, dtype: str, name: str) -> tuple:
     return codes[name]
 
 
+_TABLES = {1: UNARY, 2: BINARY}
+
+
+def source(arity: int, dtype: str, contiguous: bool = False) -> str:
+    """The program of the unary (1) or binary (2) table for ``dtype``: strided, or ``<op>_c`` kernels."""
+    return _source(_TABLES[arity], arity, dtype, contiguous)
+
+
+def opcode(name: str, arity: int, dtype: str) -> tuple:
+    """``(strided kernel name, opcode)`` of op ``name`` in the ``arity`` table's program for ``dtype``."""
+    return _opcode(_TABLES[arity], arity, dtype, name)
+
+
 def _run(table: dict, arity: int, name: str, *inputs):
     a = next(t for t in inputs if t.device.type == "opencl")
     d = dname(a)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import opweave
 
 from ..codegen import reduction as gen
+from ..codegen.common import coalesce
 from ._common import (
     BACKEND,
     OPENCL,
@@ -89,11 +90,11 @@ def reduce(op: str, inp, d, out_dtype, acc_dtype=None):
     rt = runtime_of(inp)
     ks = program_kernels(
         rt,
-        ("reduce", src_name, acc_name, out_name),
-        lambda: gen.program(OPENCL, src_name, acc_name, out_name, LOCAL),
+        ("reduce", src_name, acc_name, out_name, rt.is_cpu),
+        lambda: gen.program(OPENCL, src_name, acc_name, out_name, LOCAL, rt.is_cpu),
     )
     kept_strides = [stride[i] for i in kept]
-    rstrides = [stride[i] for i in axes]
+    rshape, (rstrides,) = coalesce(rshape, [[stride[i] for i in axes]])  # one dim when contiguous: the fast loop
     args = (inp, inp.storage_offset(), kept_strides, rshape, rstrides)
     if out.numel() > 4 or R < _PARALLEL_MIN:
         _launch(rt, ks[f"{op}_main"], out, list(out.stride()), oshape, *args, 1, 0)

@@ -1,0 +1,89 @@
+"""Direct OpenCL kernels for hot canonical ops: ``add``/``sub``/``mul``/``div`` of two tensors.
+
+The decomposition of ``a + b`` promotes, broadcasts, runs the prim's meta function and then the
+prim's kernel: tens of microseconds of Python for a launch that costs a few. These kernels serve
+the common case — two tensors of one dtype on one OpenCL device, any shapes that broadcast, no
+``alpha`` — from a launch plan cached per (op, dtype, layouts): the output layout is the one the
+decomposition gives, the launch is the same generated kernel. Every other call goes to the
+decomposition, so both paths agree (tests/opencl/test_canonical.py checks it).
+"""
+
+from __future__ import annotations
+
+import opweave
+from opweave import ops
+from opweave.prims._utils import output_strides
+from opweave.refs._utils import broadcast_shapes
+
+from . import elementwise as ew
+from ._common import BACKEND, KERNELS, NAME, buf, i64, kernel_plan, launch, per_item, program_kernels
+
+_SAME_DTYPE = {
+    "add": ("float32", "float64", "int8", "uint8", "int16", "int32", "int64"),
+    "sub": ("float32", "float64", "int8", "uint8", "int16", "int32", "int64"),
+    "mul": ("float32", "float64", "int8", "uint8", "int16", "int32", "int64"),
+    "div": ("float32", "float64"),  # integer division promotes to float: the decomposition
+}
+_plans: dict = {}  # (op, dtype, device, layouts) -> plan, or False for the decomposition
+
+
+def _plan(name: str, a, b):
+    """``(shape, strides, dtype, launch plan, program key)`` of ``name(a, b)``, or None for the decomposition."""
+    dtype = a._dtype
+    if dtype.name not in _SAME_DTYPE[name] or dtype not in BACKEND.dtypes:
+        return None
+    try:
+        shape = broadcast_shapes(name, a._shape, b._shape)
+    except ValueError:
+        return None  # the decomposition raises the error
+    wide_a, wide_b = a.expand(shape), b.expand(shape)
+    out = opweave.empty_strided(shape, output_strides([wide_a, wide_b]), dtype=dtype, device=a._device)
+    d = dtype.name
+    launch_plan = kernel_plan(name, out, [wide_a, wide_b], ew.opcode(name, 2, d))
+    return tuple(out.shape), out.stride(), dtype, launch_plan, d
+
+
+def _binary(name: str):
+    op = getattr(ops, name).Tensor
+    reference = op.decomposition
+
+    def kernel(self, other, *rest):
+        if (
+            (rest and not (type(rest[0]) is int and rest[0] == 1))
+            or type(other) is not opweave.Tensor
+            or self._dtype is not other._dtype
+            or self._device != other._device
+            or other._device.type != NAME
+        ):
+            return reference(self, other, *rest)
+        key = (name, self._dtype, self._device, self._shape, self._stride, self._offset)
+        key += (other._shape, other._stride, other._offset)
+        plan = _plans.get(key)
+        if plan is None:
+            if len(_plans) > 4096:
+                _plans.clear()
+            plan = _plans[key] = _plan(name, self, other) or False
+        if plan is False:
+            return reference(self, other, *rest)
+        shape, strides, dtype, (n, fast, scalars), d = plan
+        out = BACKEND.empty_strided(shape, strides, dtype, self._device)
+        if n == 0:
+            return out
+        rt = BACKEND.runtime(self._device)
+        if fast:
+            k = program_kernels(rt, ("ew", 2, d, "c"), lambda: ew.source(2, d, True))[f"{name}_c"]
+            per = per_item(rt)
+            args = (buf(out), scalars[0], buf(self), scalars[1], buf(other), scalars[2], scalars[3], i64(per))
+            launch(rt, k, -(-n // per), *args)
+        else:
+            k = program_kernels(rt, ("ew", 2, d), lambda: ew.source(2, d))[ew.opcode(name, 2, d)[0]]
+            launch(rt, k, n, buf(out), buf(self), buf(other), scalars)
+        return out
+
+    kernel.__name__ = kernel.__qualname__ = f"opencl_{name}_tensor"
+    kernel.__doc__ = f"``{name}.Tensor`` of two same-dtype OpenCL tensors (else the decomposition)."
+    KERNELS[op.name] = kernel
+
+
+for _name in _SAME_DTYPE:
+    _binary(_name)
