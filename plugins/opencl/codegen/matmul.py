@@ -1,11 +1,16 @@
-"""Batched matrix multiply tiled in local memory.
+"""Batched matrix multiply: a tiled kernel for any device, a packed register-blocked one for CPU devices.
 
-A work group of ``TILE x TILE`` items computes a ``TILE*WPT x TILE*WPT`` block of C:
+``program``: a work group of ``TILE x TILE`` items computes a ``TILE*WPT x TILE*WPT`` block of C:
 each item accumulates ``WPT x WPT`` outputs in registers while the group
 stages ``BK``-wide panels of A and B in local memory. Strides (batch, row,
 column) and offsets of A and B are arguments, so transposed and broadcast
 operands need no copy. Padding outside the matrices reads zeros at the same ``k``
 for A and B, so a padded product is ``0 * 0`` and never ``inf * 0``.
+
+``packed_program``: on a CPU device a work item is a loop iteration and local
+memory is ordinary cache, so the fast form is a BLAS-like micro-kernel instead:
+A and B are first copied into contiguous panels, then each item keeps a block of
+C in vector registers (see :func:`packed_program`).
 """
 
 from __future__ import annotations
@@ -74,3 +79,81 @@ def program(dialect, dtype: str) -> str:
         }}
     }}"""
     return header(dialect, [dtype]) + dialect.kernel("bmm", params, body)
+
+
+#: Register blocking of the packed kernel on CPU devices: each work item computes ``ROWS`` rows by
+#: ``VECTORS`` vectors of C (``ROWS * VECTORS`` accumulators, lanes per vector from ``LANES``).
+ROWS = 8
+VECTORS = 2
+LANES = {"float32": 16, "float64": 8}
+
+
+def packed_program(dialect, dtype: str, rows: int = ROWS, vectors: int = VECTORS) -> str:
+    """``pack_a``, ``pack_b`` and ``bmm_packed``: a register-blocked matmul for CPU devices (float32/float64).
+
+    ``pack_b`` copies B (any strides) into panels of ``vectors * lanes`` columns, ``[batch][panel][k][col]``,
+    zero-padded past ``N``; ``pack_a`` copies A into panels of ``rows`` rows, ``[batch][panel][k][row]``
+    (rows past ``M`` repeat the last row). Work item ``g`` of ``bmm_packed`` computes a ``rows x panel`` block
+    of C in vector registers, reading both panels as contiguous streams through two pointers: for each
+    ``k``, the B panel row's vectors and one broadcast element per row of A. Items that share a B panel
+    are consecutive, so it stays in cache while they run.
+    """
+    t, w = dialect.type_name(dtype), LANES[dtype]
+    v = dialect.vector_type(t, w)
+    pw = w * vectors
+    pack_a = dialect.kernel(
+        "pack_a",
+        [dialect.buffer(t, "ap"), dialect.buffer(t, "a", const=True)]
+        + [f"long {n}" for n in ("ao", "abs", "ars", "acs", "M", "K", "MB", "total")],
+        f"""    long g = {dialect.global_id(0)};
+    if (g >= total) return;
+    long k = g % K, r = g / K, ib = r % MB, bt = r / MB;
+    long src = ao + bt * abs + k * acs;
+    for (int i = 0; i < {rows}; ++i) ap[g * {rows} + i] = a[src + min(ib * {rows} + i, M - 1) * ars];""",
+    )
+    pack_b = dialect.kernel(
+        "pack_b",
+        [dialect.buffer(t, "bp"), dialect.buffer(t, "b", const=True)]
+        + [f"long {n}" for n in ("bo", "bbs", "brs", "bcs", "N", "K", "NB", "total")],
+        f"""    long g = {dialect.global_id(0)};
+    if (g >= total) return;
+    long k = g % K, r = g / K, jb = r % NB, bt = r / NB;
+    long src = bo + bt * bbs + k * brs;
+    for (int j = 0; j < {pw}; ++j) {{
+        long col = jb * {pw} + j;
+        bp[g * {pw} + j] = col < N ? b[src + col * bcs] : ({t})0;
+    }}""",
+    )
+    params = [dialect.buffer(t, "c"), dialect.buffer(t, "ap", const=True), dialect.buffer(t, "bp", const=True)]
+    params += [f"long {n}" for n in ("M", "N", "K", "MB", "NB", "total")]
+    accs = "".join(f"    {v} c{i}_{j} = {dialect.splat(v, '0')};\n" for i in range(rows) for j in range(vectors))
+    loads = "".join(
+        f"        {v} b{j} = {dialect.aligned_load(v, 'pb', f'k * {vectors} + {j}')};\n" for j in range(vectors)
+    )
+    fmas = "".join(
+        f"        {{ {v} x = {dialect.splat(v, f'pa[k * {rows} + {i}]')};"
+        + "".join(f" c{i}_{j} += x * b{j};" for j in range(vectors))
+        + " }\n"
+        for i in range(rows)
+    )
+    stores = ""
+    for i in range(rows):
+        stores += f"    if (row0 + {i} < M) {{\n"
+        for j in range(vectors):
+            stores += f"""        col = jb * {pw} + {j * w};
+        if (col + {w} <= N) {dialect.vector_store(w, f"c{i}_{j}", f"c + crow + {i} * N + col", "0")}
+        else if (col < N) {{ {dialect.vector_store(w, f"c{i}_{j}", "tail", "0")}
+            for (long q = 0; q < N - col; ++q) c[crow + {i} * N + col + q] = tail[q]; }}
+"""
+        stores += "    }\n"
+    body = f"""    long g = {dialect.global_id(0)};
+    if (g >= total) return;
+    long ib = g % MB, r = g / MB, jb = r % NB, bt = r / NB;
+    long row0 = ib * {rows}, col, crow = (bt * M + row0) * N;
+    {dialect.global_prefix}const {t}* pa = ap + (bt * MB + ib) * K * {rows};
+    {dialect.global_prefix}const {t}* pb = bp + (bt * NB + jb) * K * {pw};
+    {t} tail[{w}];
+{accs}    for (long k = 0; k < K; ++k) {{
+{loads}{fmas}    }}
+{stores}"""
+    return header(dialect, [dtype]) + pack_a + pack_b + dialect.kernel("bmm_packed", params, body)

@@ -100,3 +100,47 @@ class Dialect:
     def math(self, name: str) -> str:
         """The name of math function ``name`` in this dialect."""
         return self.math_names.get(name, name)
+
+    def vector_type(self, ctype: str, width: int) -> str:
+        """The ``width``-lane vector of ``ctype`` (OpenCL ``float16``; a dialect without one raises)."""
+        raise NotImplementedError
+
+    def aligned_load(self, vtype: str, ptr: str, index: str) -> str:
+        """Expression: vector ``index`` of the global array ``ptr``, which is aligned to the vector's size."""
+        raise NotImplementedError
+
+    def vector_store(self, width: int, value: str, ptr: str, index: str) -> str:
+        """Statement: store vector ``value`` at ``ptr + index * width``."""
+        raise NotImplementedError
+
+    def splat(self, vtype: str, expr: str) -> str:
+        """Expression: scalar ``expr`` in every lane of a ``vtype`` vector."""
+        raise NotImplementedError
+
+    def global_ptr(self, ctype: str) -> str:
+        """The type of a pointer to global memory holding ``ctype`` (for casts)."""
+        return f"{self.global_prefix}{ctype}*"
+
+    def atomics_header(self) -> str:
+        """Pragmas the 64-bit atomics below need."""
+        return ""
+
+    def atomic_cas(self, bits: int, ptr: str, expected: str, value: str) -> str:
+        """Expression: compare-and-swap of the ``bits``-wide unsigned word at ``ptr``; returns the old word."""
+        raise NotImplementedError
+
+    def atomic_max(self, ptr: str, value: str) -> str:
+        """Expression: atomic maximum of the 32-bit int at ``ptr`` and ``value`` (returns the old value)."""
+        raise NotImplementedError
+
+    def atomic_add(self, bits: int, ptr: str, value: str) -> str:
+        """Expression: atomic add of ``value`` to the ``bits``-wide integer at ``ptr`` (returns the old value)."""
+        raise NotImplementedError
+
+    def global_barrier(self) -> str:
+        """Statement: synchronise a work group on global memory (work items sharing a matrix in a buffer)."""
+        raise NotImplementedError
+
+    def function_prefix(self) -> str:
+        """The qualifiers of a helper function that kernels call (CUDA would say ``__device__ inline``)."""
+        return "inline"

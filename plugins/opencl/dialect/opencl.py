@@ -47,5 +47,45 @@ class OpenCLDialect(Dialect):
         """``as_<type>(expr)``."""
         return f"as_{ctype}({expr})"
 
+    def vector_type(self, ctype: str, width: int) -> str:
+        """``float16``, ``double8``...: OpenCL C's built-in vector types."""
+        return f"{ctype}{width}"
+
+    def aligned_load(self, vtype: str, ptr: str, index: str) -> str:
+        """``((__global const floatN*)ptr)[index]``: a plain vector load (PoCL does not inline ``vloadN``)."""
+        return f"(({self.global_prefix}const {vtype}*)({ptr}))[{index}]"
+
+    def vector_store(self, width: int, value: str, ptr: str, index: str) -> str:
+        """``vstoreN(value, index, ptr);``."""
+        return f"vstore{width}({value}, {index}, {ptr});"
+
+    def splat(self, vtype: str, expr: str) -> str:
+        """``(floatN)(expr)``: a scalar converts to every lane."""
+        return f"(({vtype})({expr}))"
+
+    def atomics_header(self) -> str:
+        """``cl_khr_int64_base_atomics``, for ``atom_cmpxchg``/``atom_add`` on 64-bit words."""
+        return "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
+
+    def atomic_cas(self, bits: int, ptr: str, expected: str, value: str) -> str:
+        """``atomic_cmpxchg`` (32-bit) or ``atom_cmpxchg`` (64-bit)."""
+        if bits == 64:
+            return f"atom_cmpxchg((volatile __global ulong*)({ptr}), {expected}, {value})"
+        return f"atomic_cmpxchg((volatile __global uint*)({ptr}), {expected}, {value})"
+
+    def atomic_max(self, ptr: str, value: str) -> str:
+        """``atomic_max`` on a 32-bit int."""
+        return f"atomic_max((volatile __global int*)({ptr}), {value})"
+
+    def atomic_add(self, bits: int, ptr: str, value: str) -> str:
+        """``atomic_add`` (32-bit) or ``atom_add`` (64-bit)."""
+        if bits == 64:
+            return f"atom_add((volatile __global long*)({ptr}), {value})"
+        return f"atomic_add((volatile __global int*)({ptr}), {value})"
+
+    def global_barrier(self) -> str:
+        """``barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);``."""
+        return "barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);"
+
 
 OPENCL = OpenCLDialect()

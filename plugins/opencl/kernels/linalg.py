@@ -1,4 +1,5 @@
-"""``prims::mm`` and ``prims::bmm``: the tiled kernel of ``codegen.matmul`` for floating dtypes.
+"""``prims::mm`` and ``prims::bmm`` for floating dtypes: the register-blocked packed kernel of ``codegen.matmul``
+on CPU devices (float32/float64 products of at least ``PACKED_MIN`` multiply-adds), its tiled kernel otherwise.
 
 Integer, bool and complex matrices, and every decomposition (``cholesky``, ``qr``,
 ``svd``, ``eig``, ``solve``...), run through the CPU fallback.
@@ -10,7 +11,7 @@ import numpy as np
 import pyopencl as cl
 
 from ..codegen import matmul as gen
-from ._common import OPENCL, buf, dname, empty, kernel, program_kernels, runtime_of
+from ._common import OPENCL, buf, dname, empty, kernel, launch, program_kernels, runtime_of
 
 _FLOATS = {"bfloat16", "float32", "float64"}
 
@@ -23,6 +24,8 @@ def bmm_into(out, a, b, batch_strides_a, batch_strides_b, batch: int) -> None:
         return
     rt = runtime_of(a)
     d = dname(a)
+    if d in gen.LANES and rt.is_cpu and m * n * k >= PACKED_MIN and rt.device.mem_base_addr_align >= 512:
+        return _bmm_packed(rt, d, out, a, b, batch_strides_a, batch_strides_b, batch)
     kern = program_kernels(rt, ("bmm", d), lambda: gen.program(OPENCL, d))["bmm"]
     sa, sb = a.stride(), b.stride()
     i64 = np.int64
@@ -33,6 +36,34 @@ def bmm_into(out, a, b, batch_strides_a, batch_strides_b, batch: int) -> None:
     )  # fmt: skip
     blocks = lambda x: -(-x // gen.BLOCK) * gen.TILE  # noqa: E731
     cl.enqueue_nd_range_kernel(rt.queue, kern, (blocks(n), blocks(m), batch), (gen.TILE, gen.TILE, 1))
+
+
+#: From this many multiply-adds a product on a CPU device packs its operands for the register-blocked kernel.
+PACKED_MIN = 1 << 18
+
+
+def _bmm_packed(rt, d: str, out, a, b, batch_strides_a, batch_strides_b, batch: int) -> None:
+    """``out = a @ b`` through ``pack_a``, ``pack_b`` and ``bmm_packed`` (panels in fresh, aligned buffers)."""
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    ks = program_kernels(rt, ("bmm_packed", d), lambda: gen.packed_program(OPENCL, d))
+    rows, width = gen.ROWS, gen.LANES[d] * gen.VECTORS
+    mb, nb = -(-m // rows), -(-n // width)
+    a_panels = empty((batch * mb * k * rows,), a.dtype, a.device)
+    b_panels = empty((batch * nb * k * width,), a.dtype, a.device)
+    sa, sb = a.stride(), b.stride()
+    i64 = np.int64
+    launch(
+        rt, ks["pack_a"], batch * mb * k, buf(a_panels), buf(a), i64(a.storage_offset()), i64(batch_strides_a),
+        i64(sa[-2]), i64(sa[-1]), i64(m), i64(k), i64(mb), i64(batch * mb * k),
+    )  # fmt: skip
+    launch(
+        rt, ks["pack_b"], batch * nb * k, buf(b_panels), buf(b), i64(b.storage_offset()), i64(batch_strides_b),
+        i64(sb[-2]), i64(sb[-1]), i64(n), i64(k), i64(nb), i64(batch * nb * k),
+    )  # fmt: skip
+    launch(
+        rt, ks["bmm_packed"], batch * mb * nb, buf(out), buf(a_panels), buf(b_panels),
+        i64(m), i64(n), i64(k), i64(mb), i64(nb), i64(batch * mb * nb),
+    )  # fmt: skip
 
 
 @kernel("mm")
