@@ -74,7 +74,19 @@ def run(op, cpu_kernel, backend, args: tuple):
             _write_back(arg, host)
     if isinstance(result, Tensor) and any(result is h for h in host_args):  # returned its written argument
         return next(a for a, h in zip(args, host_args) if h is result)
+    _check_dtypes(op, result, backend)
     return _to_device(result, _layouts(op, args), backend, device)
+
+
+def _check_dtypes(op, result, backend) -> None:
+    """``TypeError`` when a result has a dtype the device does not have (as making it there would raise)."""
+    from ._tensor import Tensor
+
+    if backend.dtypes is None:
+        return
+    for t in result if isinstance(result, (list, tuple)) else (result,):
+        if isinstance(t, Tensor) and t.dtype not in backend.dtypes:
+            raise TypeError(f"{op.name}: the {backend.name} device has no {t.dtype.name}")
 
 
 def _layouts(op, args):

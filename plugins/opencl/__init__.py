@@ -78,7 +78,7 @@ _TO_HALF = {
     "_to_copy.out": ["uint8"],
     "to.device": ["uint8"],
     "to.dtype": ["uint8"],
-    "prims::convert_element_type": ["int16", "int64"],
+    "prims::convert_element_type": ["int16", "int64", "complex128"],
     "prims::view_of_dtype": ["int16"],
     "view.dtype": ["int16"],
 }

@@ -1,8 +1,9 @@
 """``prims::mm`` and ``prims::bmm`` for floating dtypes: the register-blocked packed kernel of ``codegen.matmul``
 on CPU devices (float32/float64 products of at least ``PACKED_MIN`` multiply-adds), its tiled kernel otherwise.
 
-Integer, bool and complex matrices, and every decomposition (``cholesky``, ``qr``,
-``svd``, ``eig``, ``solve``...), run through the CPU fallback.
+Complex matrices use the simple kernel of ``kernels.complex``. Integer and bool
+matrices, and every decomposition (``cholesky``, ``qr``, ``svd``, ``eig``,
+``solve``...), run through the CPU fallback.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ def bmm_into(out, a, b, batch_strides_a, batch_strides_b, batch: int) -> None:
     n = b.shape[-1]
     if out.numel() == 0:
         return
+    if a.dtype.is_complex:  # complex hook: the simple kernel of kernels/complex.py
+        from .complex import bmm_into as complex_bmm_into
+
+        return complex_bmm_into(out, a, b, batch_strides_a, batch_strides_b, batch)
     rt = runtime_of(a)
     d = dname(a)
     if d in gen.LANES and rt.is_cpu and m * n * k >= PACKED_MIN and rt.device.mem_base_addr_align >= 512:
@@ -69,7 +74,7 @@ def _bmm_packed(rt, d: str, out, a, b, batch_strides_a, batch_strides_b, batch: 
 @kernel("mm")
 def mm(a, b):
     """``a @ b`` for 2-D floating matrices (any strides)."""
-    if dname(a) not in _FLOATS:
+    if dname(a) not in _FLOATS and not a.dtype.is_complex:
         return NotImplemented
     out = empty((a.shape[0], b.shape[1]), a.dtype, a.device)
     bmm_into(out, a, b, 0, 0, 1)
@@ -79,7 +84,7 @@ def mm(a, b):
 @kernel("bmm")
 def bmm(a, b):
     """Batched ``a[i] @ b[i]`` for 3-D floating tensors (any strides)."""
-    if dname(a) not in _FLOATS:
+    if dname(a) not in _FLOATS and not a.dtype.is_complex:
         return NotImplemented
     out = empty((a.shape[0], a.shape[1], b.shape[2]), a.dtype, a.device)
     bmm_into(out, a, b, a.stride()[0], b.stride()[0], a.shape[0])

@@ -1,5 +1,6 @@
 """Reduction prims: ``sum``, ``prod``, ``amax``, ``amin``, ``any``, ``all``, ``xor_sum`` (generated, see
-``codegen.reduction``); ``var``, ``argmax``, ``argmin`` and complex dtypes run through the CPU fallback.
+``codegen.reduction``; complex ``sum``/``prod``: ``kernels.complex``); ``var``, ``argmax``, ``argmin`` run
+through the CPU fallback.
 
 ``sum``/``prod`` convert each element to the output dtype and accumulate in its
 compute type (float32 for bfloat16), as the CPU backend does; ``amax``/``amin``
@@ -70,7 +71,8 @@ def _launch(rt, k, out, ostrides, oshape, inp, offset, kept_strides, rshape, rst
 
 def reduce(op: str, inp, d, out_dtype, acc_dtype=None):
     """Reduce ``inp`` over dims ``d`` with ``op`` into a new contiguous tensor of ``out_dtype``."""
-    if inp.dtype.is_complex or out_dtype.is_complex or inp.dtype not in BACKEND.dtypes:
+    cplx = inp.dtype.is_complex or out_dtype.is_complex  # complex hook: sum/prod of kernels/complex.py
+    if (cplx and op not in ("sum", "prod")) or inp.dtype not in BACKEND.dtypes:
         return NotImplemented
     axes = _axes(inp, d)
     shape, stride = tuple(inp.shape), tuple(inp.stride())
@@ -88,11 +90,12 @@ def reduce(op: str, inp, d, out_dtype, acc_dtype=None):
     acc_name = (acc_dtype or out_dtype).name
     src_name, out_name = dname(inp), out_dtype.name
     rt = runtime_of(inp)
-    ks = program_kernels(
-        rt,
-        ("reduce", src_name, acc_name, out_name, rt.is_cpu),
-        lambda: gen.program(OPENCL, src_name, acc_name, out_name, LOCAL, rt.is_cpu),
-    )
+    make = lambda: gen.program(OPENCL, src_name, acc_name, out_name, LOCAL, rt.is_cpu)  # noqa: E731
+    if cplx:
+        from .complex import reduction_source
+
+        make = reduction_source(src_name, out_name, LOCAL)
+    ks = program_kernels(rt, ("reduce", src_name, acc_name, out_name, rt.is_cpu), make)
     kept_strides = [stride[i] for i in kept]
     rshape, (rstrides,) = coalesce(rshape, [[stride[i] for i in axes]])  # one dim when contiguous: the fast loop
     args = (inp, inp.storage_offset(), kept_strides, rshape, rstrides)
