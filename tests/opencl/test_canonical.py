@@ -140,3 +140,31 @@ def test_sums_over_contiguous_and_strided_dims(ocl, shape, dims):
     want = x.astype(np.float64).sum(axis=dims)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-3)
     np.testing.assert_allclose(host(ow.amax(dev(x), dims if dims else ())), x.max(axis=dims))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 16, 37, 64])
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_rows_match_the_numpy_formula(ocl, dtype, n, log):
+    rng = np.random.default_rng(n)
+    x = (rng.standard_normal((9, n)) * 10).astype(dtype)
+    x[1, 0], x[2, :], x[3, -1] = np.nan, -np.inf, np.inf
+    t = dev(np.concatenate([x[:1], x]))[1:]  # a storage offset of one row (vector path only when n allows)
+    with np.errstate(all="ignore"):
+        shifted = x - x.max(axis=1, keepdims=True)
+        e = np.exp(shifted)
+        want = shifted - np.log(e.sum(axis=1, keepdims=True)) if log else e / e.sum(axis=1, keepdims=True)
+    got = host((ow.log_softmax if log else ow.softmax)(t, -1))
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    tol = 1e-5 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(got[~np.isnan(want)], want[~np.isnan(want)], rtol=tol, atol=tol)
+
+
+def test_softmax_along_another_dim_or_with_a_dtype_takes_the_decomposition(ocl):
+    x = np.random.default_rng(0).standard_normal((5, 6)).astype(np.float32)
+    e = np.exp(x - x.max(axis=0))
+    np.testing.assert_allclose(host(ow.softmax(dev(x), 0)), e / e.sum(axis=0), rtol=1e-6)
+    got = ow.softmax(dev(x), 1, dtype=ow.float64)
+    assert got.dtype == ow.float64
+    e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(host(got), e / e.sum(axis=1, keepdims=True), rtol=1e-12)

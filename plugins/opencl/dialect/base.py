@@ -113,6 +113,14 @@ class Dialect:
         """Statement: store vector ``value`` at ``ptr + index * width``."""
         raise NotImplementedError
 
+    def aligned_store(self, vtype: str, value: str, ptr: str, index: str) -> str:
+        """Statement: store vector ``value`` as vector ``index`` of the aligned global array ``ptr``."""
+        raise NotImplementedError
+
+    def lane(self, expr: str, index: int) -> str:
+        """Expression: lane ``index`` of vector ``expr``."""
+        raise NotImplementedError
+
     def splat(self, vtype: str, expr: str) -> str:
         """Expression: scalar ``expr`` in every lane of a ``vtype`` vector."""
         raise NotImplementedError

@@ -59,6 +59,14 @@ class OpenCLDialect(Dialect):
         """``vstoreN(value, index, ptr);``."""
         return f"vstore{width}({value}, {index}, {ptr});"
 
+    def aligned_store(self, vtype: str, value: str, ptr: str, index: str) -> str:
+        """``((__global floatN*)ptr)[index] = value;``."""
+        return f"(({self.global_prefix}{vtype}*)({ptr}))[{index}] = {value};"
+
+    def lane(self, expr: str, index: int) -> str:
+        """``expr.sN`` (N a hexadecimal digit)."""
+        return f"{expr}.s{index:x}"
+
     def splat(self, vtype: str, expr: str) -> str:
         """``(floatN)(expr)``: a scalar converts to every lane."""
         return f"(({vtype})({expr}))"

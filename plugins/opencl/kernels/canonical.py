@@ -1,4 +1,4 @@
-"""Direct OpenCL kernels for hot canonical ops: ``add``/``sub``/``mul``/``div`` of two tensors.
+"""Direct OpenCL kernels for hot canonical ops: ``add``/``sub``/``mul``/``div`` of two tensors, softmax.
 
 The decomposition of ``a + b`` promotes, broadcasts, runs the prim's meta function and then the
 prim's kernel: tens of microseconds of Python for a launch that costs a few. These kernels serve
@@ -6,6 +6,11 @@ the common case — two tensors of one dtype on one OpenCL device, any shapes th
 ``alpha`` — from a launch plan cached per (op, dtype, layouts): the output layout is the one the
 decomposition gives, the launch is the same generated kernel. Every other call goes to the
 decomposition, so both paths agree (tests/opencl/test_canonical.py checks it).
+
+``softmax``/``log_softmax`` (and ATen's ``_softmax``/``_log_softmax``) of a contiguous float32/float64
+tensor along its last dim run on a CPU device as one kernel (``codegen.softmax``: a work item per row)
+instead of the decomposition's five prims; every other call (another dim, a layout, a ``dtype``
+argument, 16-bit floats, a GPU) is the decomposition's.
 """
 
 from __future__ import annotations
@@ -15,8 +20,9 @@ from opweave import ops
 from opweave.prims._utils import output_strides
 from opweave.refs._utils import broadcast_shapes
 
+from ..codegen import softmax as softmax_gen
 from . import elementwise as ew
-from ._common import BACKEND, KERNELS, NAME, buf, i64, kernel_plan, launch, per_item, program_kernels
+from ._common import BACKEND, KERNELS, NAME, OPENCL, buf, empty, i64, kernel_plan, launch, per_item, program_kernels
 
 _SAME_DTYPE = {
     "add": ("float32", "float64", "int8", "uint8", "int16", "int32", "int64"),
@@ -87,3 +93,48 @@ def _binary(name: str):
 
 for _name in _SAME_DTYPE:
     _binary(_name)
+
+
+def _softmax(packet_name: str, log: bool, internal: bool):
+    op = getattr(ops, packet_name)
+    op = op.default if internal else op.int
+    reference = op.decomposition
+    name = "log_softmax_rows" if log else "softmax_rows"
+
+    def kernel(self, dim, third=None):
+        # third: ``dtype`` (softmax.int) or ``half_to_float`` (_softmax)
+        converts = bool(third) if internal else third is not None and third is not self._dtype
+        d = self._dtype.name
+        if (
+            converts
+            or d not in ("float32", "float64")
+            or self.ndim == 0
+            or self.numel() == 0
+            or dim not in (-1, self.ndim - 1)
+            or not self.is_contiguous()
+        ):
+            return reference(self, dim, third)
+        rt = BACKEND.runtime(self._device)
+        if not rt.is_cpu:
+            return reference(self, dim, third)
+        n = self._shape[-1]
+        out = empty(self._shape, self._dtype, self._device)
+        k = program_kernels(rt, ("softmax", d), lambda: softmax_gen.program(OPENCL, d))[name]
+        rows = self.numel() // n
+        launch(rt, k, rows, buf(out), buf(self), i64(self._offset), i64(rows), i64(n))
+        return out
+
+    kernel.__name__ = kernel.__qualname__ = f"opencl_{op.name}"
+    kernel.__doc__ = (
+        f"``{op.name}`` of a contiguous float32/float64 tensor along its last dim (else the decomposition)."
+    )
+    KERNELS[op.name] = kernel
+
+
+for _packet, _log, _internal in (
+    ("softmax", False, False),
+    ("log_softmax", True, False),
+    ("_softmax", False, True),
+    ("_log_softmax", True, True),
+):
+    _softmax(_packet, _log, _internal)

@@ -1,0 +1,64 @@
+"""Row softmax and log-softmax for CPU devices: one work item per contiguous row, three passes over it.
+
+Pass one takes the row's maximum (NaN propagates, as ``amax`` does), pass two sums
+``exp(x - max)`` (softmax stores the exponentials in the output on the way), pass
+three divides by the sum (softmax) or subtracts ``max + log(sum)`` (log-softmax).
+On a CPU device a work item is one loop iteration, so a row is a sequential,
+prefetch-friendly stream; rows whose start and length are multiples of the vector
+width go through vector types (so ``exp`` is the vectorized one), others one
+element at a time. A GPU would want a work group per row instead.
+"""
+
+from __future__ import annotations
+
+from .common import header
+
+#: Lanes of the vector path per dtype.
+LANES = {"float32": 16, "float64": 8}
+
+
+def program(dialect, dtype: str) -> str:
+    """The ``softmax_rows`` and ``log_softmax_rows`` kernels for ``dtype`` (float32 or float64)."""
+    t, w = dialect.type_name(dtype), LANES[dtype]
+    v, g = dialect.vector_type(t, w), dialect.global_prefix
+    params = [dialect.buffer(t, "out"), dialect.buffer(t, "x", const=True), "long xo", "long rows", "long n"]
+    element = dialect.aligned_load(v, "row", "i")
+    lane_max = "".join(f" m = fmax(m, {dialect.lane('vm', k)});" for k in range(w))
+    lane_sum = "".join(f" s += {dialect.lane('vs', k)};" for k in range(w))
+    head = f"""    long r = {dialect.global_id(0)};
+    if (r >= rows) return;
+    {g}const {t}* row = x + xo + r * n;
+    {g}{t}* dst = out + r * n;
+    {t} m = -INFINITY, s = 0;
+    int vector = (xo % {w}) == 0 && (n % {w}) == 0;
+    if (vector) {{
+        {v} vm = {dialect.splat(v, "-INFINITY")};
+        int nan = 0;
+        for (long i = 0; i < n / {w}; ++i) {{ {v} e = {element}; vm = fmax(vm, e); nan |= any(isnan(e)); }}
+       {lane_max}
+        if (nan) m = NAN;
+    }} else {{
+        for (long i = 0; i < n; ++i) m = (row[i] > m || isnan(row[i])) ? row[i] : m;
+    }}
+"""
+
+    def body(log: bool) -> str:
+        keep_vector = "" if log else " " + dialect.aligned_store(v, "e", "dst", "i")
+        keep = "" if log else " dst[i] = e;"
+        sums = f"""    if (vector) {{
+        {v} vs = {dialect.splat(v, "0")};
+        for (long i = 0; i < n / {w}; ++i) {{ {v} e = exp({element} - m);{keep_vector} vs += e; }}
+       {lane_sum}
+    }} else {{
+        for (long i = 0; i < n; ++i) {{ {t} e = exp(row[i] - m);{keep} s += e; }}
+    }}
+"""
+        if log:
+            return head + sums + "    s = log(s);\n    for (long i = 0; i < n; ++i) dst[i] = (row[i] - m) - s;"
+        return head + sums + "    for (long i = 0; i < n; ++i) dst[i] = dst[i] / s;"
+
+    return (
+        header(dialect, [dtype])
+        + dialect.kernel("softmax_rows", params, body(False))
+        + dialect.kernel("log_softmax_rows", params, body(True))
+    )
