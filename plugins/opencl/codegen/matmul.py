@@ -107,9 +107,12 @@ def packed_program(dialect, dtype: str, rows: int = ROWS, vectors: int = VECTORS
         + [f"long {n}" for n in ("ao", "abs", "ars", "acs", "M", "K", "MB", "total")],
         f"""    long g = {dialect.global_id(0)};
     if (g >= total) return;
-    long k = g % K, r = g / K, ib = r % MB, bt = r / MB;
-    long src = ao + bt * abs + k * acs;
-    for (int i = 0; i < {rows}; ++i) ap[g * {rows} + i] = a[src + min(ib * {rows} + i, M - 1) * ars];""",
+    long ib = g % MB, bt = g / MB, src = ao + bt * abs;
+    {dialect.global_prefix}{t}* dst = ap + g * K * {rows};
+    for (int i = 0; i < {rows}; ++i) {{
+        long row = src + min(ib * {rows} + i, M - 1) * ars;
+        for (long k = 0; k < K; ++k) dst[k * {rows} + i] = a[row + k * acs];
+    }}""",
     )
     pack_b = dialect.kernel(
         "pack_b",
@@ -117,11 +120,13 @@ def packed_program(dialect, dtype: str, rows: int = ROWS, vectors: int = VECTORS
         + [f"long {n}" for n in ("bo", "bbs", "brs", "bcs", "N", "K", "NB", "total")],
         f"""    long g = {dialect.global_id(0)};
     if (g >= total) return;
-    long k = g % K, r = g / K, jb = r % NB, bt = r / NB;
-    long src = bo + bt * bbs + k * brs;
-    for (int j = 0; j < {pw}; ++j) {{
-        long col = jb * {pw} + j;
-        bp[g * {pw} + j] = col < N ? b[src + col * bcs] : ({t})0;
+    long jb = g % NB, bt = g / NB, src = bo + bt * bbs;
+    {dialect.global_prefix}{t}* dst = bp + g * K * {pw};
+    for (long k = 0; k < K; ++k) {{
+        for (int j = 0; j < {pw}; ++j) {{
+            long col = jb * {pw} + j;
+            dst[k * {pw} + j] = col < N ? b[src + k * brs + col * bcs] : ({t})0;
+        }}
     }}""",
     )
     params = [dialect.buffer(t, "c"), dialect.buffer(t, "ap", const=True), dialect.buffer(t, "bp", const=True)]

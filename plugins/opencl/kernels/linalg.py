@@ -58,12 +58,12 @@ def _bmm_packed(rt, d: str, out, a, b, batch_strides_a, batch_strides_b, batch: 
     sa, sb = a.stride(), b.stride()
     i64 = np.int64
     launch(
-        rt, ks["pack_a"], batch * mb * k, buf(a_panels), buf(a), i64(a.storage_offset()), i64(batch_strides_a),
-        i64(sa[-2]), i64(sa[-1]), i64(m), i64(k), i64(mb), i64(batch * mb * k),
+        rt, ks["pack_a"], batch * mb, buf(a_panels), buf(a), i64(a.storage_offset()), i64(batch_strides_a),
+        i64(sa[-2]), i64(sa[-1]), i64(m), i64(k), i64(mb), i64(batch * mb), local=1,
     )  # fmt: skip
     launch(
-        rt, ks["pack_b"], batch * nb * k, buf(b_panels), buf(b), i64(b.storage_offset()), i64(batch_strides_b),
-        i64(sb[-2]), i64(sb[-1]), i64(n), i64(k), i64(nb), i64(batch * nb * k),
+        rt, ks["pack_b"], batch * nb, buf(b_panels), buf(b), i64(b.storage_offset()), i64(batch_strides_b),
+        i64(sb[-2]), i64(sb[-1]), i64(n), i64(k), i64(nb), i64(batch * nb), local=1,
     )  # fmt: skip
     launch(
         rt, ks["bmm_packed"], batch * mb * nb, buf(out), buf(a_panels), buf(b_panels),
