@@ -157,6 +157,10 @@ def _run(table: dict, arity: int, name: str, *inputs):
         from .complex import elementwise as complex_elementwise
 
         return complex_elementwise(name, *inputs)
+    if name == "div" and d in _INTS:  # integer division (truncation; zero divisor -> CPU error): elementwise_extra
+        from .elementwise_extra import div_integer
+
+        return div_integer(*inputs)
     found = _expr(table, name, d)
     if found is None:
         return NotImplemented
