@@ -73,15 +73,16 @@ def opcodes(ops: dict) -> dict:
     return out
 
 
-def program(dialect, ops: dict, in_dtypes, contiguous: bool = False) -> str:
+def program(dialect, ops: dict, in_dtypes, contiguous: bool = False, helpers: str = "") -> str:
     """The kernels of ``ops`` (name -> (out dtype, expression)) over inputs of ``in_dtypes``.
 
     ``contiguous=False``: the strided kernels, one per output dtype, switching on an opcode (what small
     calls use, so a cold cache builds and compiles little); ``contiguous=True``: one ``<op>_c`` kernel per
-    op, the fast path of large contiguous calls, built only when such a call comes.
+    op, the fast path of large contiguous calls, built only when such a call comes. ``helpers``: source
+    placed before the kernels (functions their expressions call).
     """
     dtypes = set(in_dtypes) | {out for out, _ in ops.values()}
-    parts = [header(dialect, sorted(dtypes)) + ("" if contiguous else EW_STRUCT)]
+    parts = [header(dialect, sorted(dtypes)) + ("" if contiguous else EW_STRUCT) + helpers]
     by_out: dict = {}
     for name, (out_dtype, expr) in sorted(ops.items()):
         if contiguous:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from string import Template
 
-from .common import EW_STRUCT, header, load, store
-from .elementwise import contiguous_kernel, strided_kernel
+from .common import header, load, store
+from .elementwise import program as ew_program
 
 #: Suffix of the kernels whose inputs after the first are scalars (0-dim operands read at their offset).
 SCALARS = "_cs"
@@ -172,19 +172,12 @@ def scalars_kernel(dialect, name: str, in_dtypes, out_dtype: str, expr: str) -> 
 def program(dialect, ops: dict, in_dtypes, helper_source: str, contiguous: bool = False, scalars: bool = False):
     """The kernels of ``ops`` (name -> (out dtype, expression)), with ``helper_source`` before them.
 
-    Like :func:`.elementwise.program`: ``contiguous=False`` gives one strided, opcode-switched kernel
-    per output dtype; ``contiguous=True`` one ``<op>_c`` kernel per op (``<op>_cs`` with ``scalars``:
-    the inputs after the first are scalars).
+    :func:`.elementwise.program`, except that ``contiguous`` with ``scalars`` gives one ``<op>_cs`` kernel
+    per op, whose inputs after the first are scalars.
     """
+    if not (contiguous and scalars):
+        return ew_program(dialect, ops, in_dtypes, contiguous, helpers=helper_source)
     dtypes = set(in_dtypes) | {out for out, _ in ops.values()}
-    parts = [header(dialect, sorted(dtypes)) + ("" if contiguous else EW_STRUCT) + helper_source]
-    by_out: dict = {}
-    for name, (out_dtype, expr) in sorted(ops.items()):
-        if contiguous:
-            make = scalars_kernel if scalars else contiguous_kernel
-            parts.append(make(dialect, name, in_dtypes, out_dtype, expr))
-        by_out.setdefault(out_dtype, []).append(expr)
-    if not contiguous:
-        for out_dtype, exprs in sorted(by_out.items()):
-            parts.append(strided_kernel(dialect, in_dtypes, out_dtype, exprs))
+    parts = [header(dialect, sorted(dtypes)) + helper_source]
+    parts += [scalars_kernel(dialect, name, in_dtypes, out, expr) for name, (out, expr) in sorted(ops.items())]
     return "\n".join(parts)

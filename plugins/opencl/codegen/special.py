@@ -622,6 +622,4 @@ def program(dialect, ops: dict, in_dtypes, sections, contiguous: bool = False) -
 
     The library computes in double, so the dialect's fp64 pragma comes first whatever the dtypes.
     """
-    source = ew.program(dialect, ops, in_dtypes, contiguous)
-    at = source.index(dialect.kernel_prefix)
-    return dialect.header(["float64"]) + source[:at] + library(dialect, sections) + "\n" + source[at:]
+    return dialect.header(["float64"]) + ew.program(dialect, ops, in_dtypes, contiguous, library(dialect, sections))
