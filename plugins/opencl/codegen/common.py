@@ -15,8 +15,8 @@ DIMS_STRUCT = f"typedef struct {{ long v[{MAX_RANK}]; }} dims_t;\n"
 MAX_INPUTS = 3
 
 #: Every scalar argument of a strided elementwise kernel in one by-value struct: setting one kernel
-#: argument costs about as much as launching the kernel on PoCL, so the launch sets two or four, not 13.
-#: Host layout (int64 words): oo, ao[3], ost, ast[3], shape, n, then ndim and opcode as two int32.
+#: argument costs about as much as launching the kernel on PoCL, so the launch sets two or four, not 14.
+#: Host layout (int64 words): oo, ao[3], ost, ast[3], shape, n, per, then ndim and opcode as two int32.
 EW_STRUCT = f"""typedef struct {{
     long oo;
     long ao[{MAX_INPUTS}];
@@ -24,11 +24,12 @@ EW_STRUCT = f"""typedef struct {{
     dims_t ast[{MAX_INPUTS}];
     dims_t shape;
     long n;
+    long per;
     int ndim;
     int opcode;
 }} ew_args_t;
 """
-EW_WORDS = 1 + MAX_INPUTS + MAX_RANK * (2 + MAX_INPUTS) + 2
+EW_WORDS = 1 + MAX_INPUTS + MAX_RANK * (2 + MAX_INPUTS) + 3
 
 BF16_HELPERS = """
 inline float ow_bf16_to_float(ushort v) { return as_float(((uint)v) << 16); }
@@ -38,16 +39,6 @@ inline ushort ow_float_to_bf16(float f) {
     u += 0x7fffu + ((u >> 16) & 1u);
     return (ushort)(u >> 16);
 }
-"""
-
-#: The index of element ``g`` in an operand with strides ``st`` (``off`` its storage offset), for strided kernels.
-STRIDED_INDEX = """
-    long r = g;
-    for (int d = ndim - 1; d >= 0; --d) {
-        long q = r % shape.v[d];
-        r /= shape.v[d];
-@STEPS@
-    }
 """
 
 

@@ -15,7 +15,7 @@ by :func:`.common.store`.
 
 from __future__ import annotations
 
-from .common import EW_STRUCT, STRIDED_INDEX, header, load, store
+from .common import EW_STRUCT, MAX_RANK, header, load, store
 
 
 def _params(dialect, in_dtypes, out_dtype: str, strided: bool) -> list:
@@ -44,22 +44,40 @@ def contiguous_kernel(dialect, name: str, in_dtypes, out_dtype: str, expr: str) 
 
 
 def strided_kernel(dialect, in_dtypes, out_dtype: str, exprs: list) -> str:
-    """``s_<out dtype>``: any strides; ``p.opcode`` picks the expression (one kernel for a whole table)."""
-    steps = "        oo += q * p.ost.v[d];\n"
-    steps += "".join(f"        ao{i} += q * p.ast[{i}].v[d];\n" for i in range(len(in_dtypes)))
+    """``s_<out dtype>``: any strides; ``p.opcode`` picks the expression (one kernel for a whole table).
+
+    Work item ``g`` takes elements ``[g * per, (g + 1) * per)`` in row-major order: it splits its first
+    element's number over the shape once, then steps through the others like an odometer (add the
+    innermost strides, carry into the next dim at its end), so a block costs one set of divisions.
+    """
+    operands = ["oo"] + [f"ao{i}" for i in range(len(in_dtypes))]
+    strides = ["p.ost"] + [f"p.ast[{i}]" for i in range(len(in_dtypes))]
+    start = "".join(f"        {o} += q[d] * {st}.v[d];\n" for o, st in zip(operands, strides))
+    step = "".join(f" {o} += {st}.v[d];" for o, st in zip(operands, strides))
+    back = "".join(f" {o} -= {st}.v[d] * p.shape.v[d];" for o, st in zip(operands, strides))
     cases = "".join(
-        f"        case {code}: out[oo] = {store(dialect, out_dtype, expr)}; break;\n" for code, expr in enumerate(exprs)
+        f"            case {code}: out[oo] = {store(dialect, out_dtype, expr)}; break;\n"
+        for code, expr in enumerate(exprs)
     )
     offsets = "".join(f"    long ao{i} = p.ao[{i}];\n" for i in range(len(in_dtypes)))
-    index = STRIDED_INDEX.replace("@STEPS@", steps.rstrip("\n"))
-    index = index.replace("shape.v", "p.shape.v").replace("ndim - 1", "p.ndim - 1")
-    body = (
-        f"    long g = {dialect.global_id(0)};\n    if (g >= p.n) return;\n    long oo = p.oo;\n"
-        + offsets
-        + index
-        + _reads(dialect, in_dtypes, lambda i: f"ao{i}")
-        + f"    switch (p.opcode) {{\n{cases}    }}"
-    )
+    reads = _reads(dialect, in_dtypes, lambda i: f"ao{i}").replace("\n    ", "\n        ")
+    body = f"""    long g0 = {dialect.global_id(0)} * p.per;
+    if (g0 >= p.n) return;
+    long e = min(p.n, g0 + p.per), oo = p.oo, r = g0, q[{MAX_RANK}];
+{offsets}    for (int d = p.ndim - 1; d >= 0; --d) {{
+        q[d] = r % p.shape.v[d];
+        r /= p.shape.v[d];
+{start}    }}
+    for (long g = g0; g < e; ++g) {{
+    {reads}        switch (p.opcode) {{
+{cases}        }}
+        for (int d = p.ndim - 1; d >= 0; --d) {{
+           {step}
+            if (++q[d] < p.shape.v[d]) break;
+           {back}
+            q[d] = 0;
+        }}
+    }}"""
     return dialect.kernel(f"s_{out_dtype}", _params(dialect, in_dtypes, out_dtype, True), body)
 
 

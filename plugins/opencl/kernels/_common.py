@@ -31,6 +31,8 @@ CONTIGUOUS_MIN = 1 << 14
 #: Elements each work item of a contiguous elementwise kernel handles on a CPU device: PoCL runs a work item
 #: as a loop iteration, so a block per item saves the per-item index work and lets the block loop vectorize.
 CPU_BLOCK = 16
+#: The same for the strided kernels, which walk their block dim by dim (see ``codegen.elementwise``).
+STRIDED_BLOCK = 256
 
 
 def kernel(name: str):
@@ -169,24 +171,23 @@ def elementwise(rt, kernels: dict, name: str, out, inputs, opcode: tuple, contig
     ``kernels`` holds the strided kernels; ``opcode`` is ``(strided kernel name, opcode)`` from
     ``codegen.elementwise.opcodes``; ``contiguous()`` returns the ``<op>_c`` kernels (built on first use).
     """
-    key = (name, opcode, out._shape, out._stride, out._offset, *[(t._shape, t._stride, t._offset) for t in inputs])
+    cpu = rt.is_cpu
+    key = (name, opcode, cpu, out._shape, out._stride, out._offset, *[(t._shape, t._stride, t._offset) for t in inputs])
     plan = _plans.get(key)
     if plan is None:
         if len(_plans) > 4096:
             _plans.clear()
-        plan = _plans[key] = kernel_plan(name, out, inputs, opcode)
-    n, fast, scalars = plan
+        plan = _plans[key] = kernel_plan(name, out, inputs, opcode, cpu)
+    n, fast, scalars, per = plan
     if n == 0:
         return
-    k = contiguous()[f"{name}_c"] if fast else kernels[opcode[0]]
     if fast:
         args = [buf(out), scalars[0]]
         for t, off in zip(inputs, scalars[1:-1]):
             args += [buf(t), off]
-        per = per_item(rt)
-        launch(rt, k, -(-n // per), *args, scalars[-1], i64(per))
+        launch(rt, contiguous()[f"{name}_c"], -(-n // per), *args, scalars[-1], i64(per))
     else:
-        launch(rt, k, n, buf(out), *[buf(t) for t in inputs], scalars)
+        launch(rt, kernels[opcode[0]], -(-n // per), buf(out), *[buf(t) for t in inputs], scalars)
 
 
 def per_item(rt) -> int:
@@ -194,22 +195,29 @@ def per_item(rt) -> int:
     return CPU_BLOCK if rt.is_cpu else 1
 
 
-_plans: dict = {}  # elementwise launch plans by layout: (numel, contiguous kernel?, by-value arguments)
+_plans: dict = {}  # elementwise launch plans by layout: (numel, contiguous kernel?, by-value arguments, per item)
 
 
-def kernel_plan(name: str, out, inputs, opcode: tuple) -> tuple:
-    """``(numel, contiguous?, by-value arguments)`` of an :func:`elementwise` launch over these layouts."""
+def kernel_plan(name: str, out, inputs, opcode: tuple, cpu: bool) -> tuple:
+    """``(numel, contiguous?, by-value arguments, elements per work item)`` of an :func:`elementwise` launch.
+
+    Dims are put in the order of the output's strides (largest first) before they are coalesced: an
+    elementwise op may visit elements in any order, and this one makes same-layout transposed operands
+    contiguous. ``cpu``: the device is a CPU (work items take blocks, see ``CPU_BLOCK``).
+    """
     n = out.numel()
     shape = tuple(out.shape)
     strides = [tuple(out.stride())] + [
         tuple(t.stride()) if tuple(t.shape) == shape else (0,) * len(shape) for t in inputs
     ]
-    cshape, cstrides = coalesce(list(shape), [list(s) for s in strides])
+    order = sorted(range(len(shape)), key=lambda d: -abs(strides[0][d]))
+    cshape, cstrides = coalesce([shape[d] for d in order], [[st[d] for d in order] for st in strides])
     if len(cshape) > MAX_RANK:
         raise NotImplementedError(f"opencl: {name}: more than {MAX_RANK} non-mergeable dims")
     offsets = [out.storage_offset()] + [t.storage_offset() for t in inputs]
     if n >= CONTIGUOUS_MIN and len(cshape) <= 1 and all(s == [1] or s == [] for s in cstrides):
-        return n, True, (*[i64(off) for off in offsets], i64(n))
+        return n, True, (*[i64(off) for off in offsets], i64(n)), CPU_BLOCK if cpu else 1  # as per_item
+    per = STRIDED_BLOCK if cpu else 1
     p = np.zeros(EW_WORDS, np.int64)  # the ew_args_t struct of codegen.common
     p[0] = offsets[0]
     p[1 : 1 + len(inputs)] = offsets[1:]
@@ -221,8 +229,9 @@ def kernel_plan(name: str, out, inputs, opcode: tuple) -> tuple:
     start = base + MAX_RANK * (1 + MAX_INPUTS)
     p[start : start + len(cshape)] = cshape
     p[start + MAX_RANK] = n
-    p[start + MAX_RANK + 1 :].view(np.int32)[:] = (len(cshape), opcode[1])
-    return n, False, p.tobytes()
+    p[start + MAX_RANK + 1] = per
+    p[start + MAX_RANK + 2 :].view(np.int32)[:] = (len(cshape), opcode[1])
+    return n, False, p.tobytes(), per
 
 
 __all__ = [

@@ -22,7 +22,7 @@ from opweave.refs._utils import broadcast_shapes
 
 from ..codegen import softmax as softmax_gen
 from . import elementwise as ew
-from ._common import BACKEND, KERNELS, NAME, OPENCL, buf, empty, i64, kernel_plan, launch, per_item, program_kernels
+from ._common import BACKEND, KERNELS, NAME, OPENCL, buf, empty, i64, kernel_plan, launch, program_kernels
 
 _SAME_DTYPE = {
     "add": ("float32", "float64", "int8", "uint8", "int16", "int32", "int64"),
@@ -45,7 +45,7 @@ def _plan(name: str, a, b):
     wide_a, wide_b = a.expand(shape), b.expand(shape)
     out = opweave.empty_strided(shape, output_strides([wide_a, wide_b]), dtype=dtype, device=a._device)
     d = dtype.name
-    launch_plan = kernel_plan(name, out, [wide_a, wide_b], ew.opcode(name, 2, d))
+    launch_plan = kernel_plan(name, out, [wide_a, wide_b], ew.opcode(name, 2, d), BACKEND.runtime(a._device).is_cpu)
     return tuple(out.shape), out.stride(), dtype, launch_plan, d
 
 
@@ -71,19 +71,18 @@ def _binary(name: str):
             plan = _plans[key] = _plan(name, self, other) or False
         if plan is False:
             return reference(self, other, *rest)
-        shape, strides, dtype, (n, fast, scalars), d = plan
+        shape, strides, dtype, (n, fast, scalars, per), d = plan
         out = BACKEND.empty_strided(shape, strides, dtype, self._device)
         if n == 0:
             return out
         rt = BACKEND.runtime(self._device)
         if fast:
             k = program_kernels(rt, ("ew", 2, d, "c"), lambda: ew.source(2, d, True))[f"{name}_c"]
-            per = per_item(rt)
             args = (buf(out), scalars[0], buf(self), scalars[1], buf(other), scalars[2], scalars[3], i64(per))
             launch(rt, k, -(-n // per), *args)
         else:
             k = program_kernels(rt, ("ew", 2, d), lambda: ew.source(2, d))[ew.opcode(name, 2, d)[0]]
-            launch(rt, k, n, buf(out), buf(self), buf(other), scalars)
+            launch(rt, k, -(-n // per), buf(out), buf(self), buf(other), scalars)
         return out
 
     kernel.__name__ = kernel.__qualname__ = f"opencl_{name}_tensor"
