@@ -23,9 +23,18 @@ from opweave.ops import quantized
 SHAPES = ((1024, 1024, 1024), (1, 4096, 4096))
 
 
-def timed(fn, repeat: int, budget: float = 3.0) -> tuple[float, float]:
-    """``(best, median)`` seconds of ``fn()`` over up to ``repeat`` runs (fewer when a run is slow), after a warm-up."""
+def timed(fn, repeat: int, budget: float = 3.0, warmup: float = 0.5) -> tuple[float, float]:
+    """``(best, median)`` seconds of ``fn()`` over up to ``repeat`` runs (fewer when a run is slow).
+
+    Runs ``fn`` for ``warmup`` seconds first (at least once): the first calls of a oneDNN primitive and the
+    AMX units' power-up are slower than the steady state, and a pause first lets the thread pools of the
+    previous case (OpenBLAS spins its threads after a call) go idle.
+    """
+    time.sleep(0.2)
+    start = time.perf_counter()
     fn()
+    while time.perf_counter() - start < warmup:
+        fn()
     times = []
     start = time.perf_counter()
     while len(times) < repeat and (len(times) < 3 or time.perf_counter() - start < budget):
@@ -85,16 +94,15 @@ def measure(m: int, k: int, n: int, rng, repeat: int) -> dict:
     qx, packed, x, w = layer(m, k, n, rng)
     wt = np.ascontiguousarray(w.T)
     a, b = ow.tensor(x), ow.tensor(wt)
-    rows = {
-        "float32 matmul (cpu)": timed(lambda: ow.matmul(a, b), repeat),
-        "float32 numpy": timed(lambda: x @ wt, repeat),
-    }
+    rows = {}
     default = flags.engine
     for engine in flags.supported_engines[::-1]:
         flags.engine = engine
         reps = repeat if engine != "reference" else max(3, repeat // 5)
         rows[f"int8 linear ({engine})"] = timed(lambda: quantized.linear(qx, packed, 0.05, 64), reps)
     flags.engine = default
+    rows["float32 matmul (cpu)"] = timed(lambda: ow.matmul(a, b), repeat)
+    rows["float32 numpy"] = timed(lambda: x @ wt, repeat)
     return rows
 
 
