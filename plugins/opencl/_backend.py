@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import opweave
-from opweave._tensor import contiguous_strides
+from opweave._tensor import Tensor, contiguous_strides
 from opweave.backends import Backend, Storage
 
 from . import _runtime
@@ -132,8 +132,19 @@ class OpenCLBackend(Backend):
 
     def empty_strided(self, shape, stride, dtype, device):
         """A new uninitialised tensor with the given layout (``TypeError`` for a dtype the device lacks)."""
-        self.check_dtype(dtype)
-        return super().empty_strided(shape, stride, dtype, _indexed(device))
+        if dtype not in self.dtypes:
+            self.check_dtype(dtype)
+        if device.index is None:
+            device = _indexed(device)
+        span = 1
+        for n, st in zip(shape, stride):
+            if n == 0:
+                span = 0
+                break
+            span += (n - 1) * st
+        nbytes = span * dtype.itemsize
+        storage = Storage(self.allocator(device).malloc(nbytes), nbytes, device, self)
+        return Tensor._make(storage, tuple(shape), tuple(stride), 0, dtype, device)
 
     def data_ptr(self, storage) -> int:
         """The ``cl_mem`` handle of the storage's buffer (0 for an empty storage)."""
