@@ -55,8 +55,11 @@ def gather(a, dim, index):
 @kernel("index_select")
 def index_select(a, dim, index):
     """The slices of ``a`` along ``dim`` at the (0- or 1-dim) ``index``."""
-    if not _usable(a, index) or a.ndim == 0:
+    if not _usable(a, index):
         return NotImplemented
+    if a.ndim == 0:  # one index (the meta function checked it), valid if 0 or -1: the element itself
+        out = _take_along(a, 0, index, (), (0,))
+        return NotImplemented if out is None else out
     d = dim % a.ndim
     shape = list(a.shape)
     shape[d] = index.numel()
