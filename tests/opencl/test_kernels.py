@@ -194,3 +194,23 @@ def test_large_contiguous_operands_take_the_contiguous_kernel(ocl):
     x, y = rng.random(CONTIGUOUS_MIN + 3), rng.random(CONTIGUOUS_MIN + 3)
     np.testing.assert_array_equal(host(P.mul(dev(x), dev(y))), x * y)
     np.testing.assert_array_equal(host(P.convert_element_type(dev(x), ow.float32)), x.astype(np.float32))
+
+
+def test_deterministic_mode_runs_nondeterministic_prims_on_the_cpu(ocl):
+    from opweave import _fallback
+
+    x, index = np.zeros(4, np.float32), np.array([0, 0, 3, 0])
+    src = np.array([0.1, 0.2, 0.3, 0.4], np.float32)
+    want = x.copy()
+    np.add.at(want, index, src)
+    before = _fallback.calls["prims::scatter_add"]
+    ow.use_deterministic_algorithms(True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = ow.scatter_add(dev(x), 0, dev(index), dev(src))
+    finally:
+        ow.use_deterministic_algorithms(False)
+    assert got.device.type == "opencl"
+    np.testing.assert_array_equal(host(got), want)
+    assert _fallback.calls["prims::scatter_add"] == before + 1

@@ -5,7 +5,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ._common import KERNELS, NONDETERMINISTIC
+import opweave
+
+from ._common import KERNELS, NONDETERMINISTIC, cpu_fallback
 
 
 def register_all(registry) -> None:
@@ -15,3 +17,16 @@ def register_all(registry) -> None:
             importlib.import_module(f"{__name__}.{info.name}")
     for name, fn in KERNELS.items():
         registry.impl(name, fn, backend="opencl", deterministic=name not in NONDETERMINISTIC)
+    for name in NONDETERMINISTIC:  # deterministic mode: the CPU kernel, through the fallback (as CUDA has sorted ones)
+        registry.deterministic_impl(name, _on_cpu(name), backend="opencl")
+
+
+def _on_cpu(name: str):
+    op = opweave.ops.lookup(name)
+
+    def run(*args):
+        return cpu_fallback(op, args)
+
+    run.__name__ = run.__qualname__ = f"opencl_{op.name.split('::')[-1]}_deterministic"
+    run.__doc__ = f"``{op.name}`` in deterministic mode: the CPU kernel, inputs and results copied."
+    return run
