@@ -491,6 +491,21 @@ def reorder(src: np.ndarray, src_md, dst_md) -> np.ndarray:
     return out
 
 
+def aligned_array(shape, dtype, alignment: int = 64) -> np.ndarray:
+    """An uninitialised C-contiguous array whose first element is ``alignment``-aligned."""
+    dtype = np.dtype(dtype)
+    return aligned_empty(int(np.prod(shape)) * dtype.itemsize, alignment).view(dtype).reshape(shape)
+
+
+def aligned(array: np.ndarray, alignment: int = 64) -> np.ndarray:
+    """``array`` itself when C-contiguous and aligned, else an aligned copy (oneDNN runs faster on aligned rows)."""
+    if array.flags.c_contiguous and array.__array_interface__["data"][0] % alignment == 0:
+        return array
+    out = aligned_array(array.shape, array.dtype, alignment)
+    out[...] = array
+    return out
+
+
 def aligned_empty(nbytes: int, alignment: int = 64) -> np.ndarray:
     """An uninitialised byte buffer whose first byte is ``alignment``-aligned."""
     raw = np.empty(nbytes + alignment, np.uint8)

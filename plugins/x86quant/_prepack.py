@@ -119,9 +119,9 @@ class LinearPack:
 
     def run(self, x: np.ndarray, x_scale, x_zp, dst_dtype, y_scale=None, y_zp=None, relu=False) -> np.ndarray:
         """``x [M, K]`` (u8/s8) through the linear layer; ``dst_dtype`` u8 or float32 (no requantize)."""
-        x = np.ascontiguousarray(x)
+        x = dnnl.aligned(x)
         rows = x.shape[0]
-        out = np.empty((rows, self.out_features), dst_dtype)
+        out = dnnl.aligned_array((rows, self.out_features), dst_dtype)
         if rows == 0:
             return out
         exe, weights = self.executable(rows, x.dtype, dst_dtype, relu)
@@ -183,9 +183,9 @@ class ConvPack:
 
     def run(self, x: np.ndarray, x_scale, x_zp, y_scale, y_zp, relu=False) -> np.ndarray:
         """u8 ``x [N, C, *spatial]`` convolved, requantized to u8 (C-contiguous result)."""
-        x = np.ascontiguousarray(x)
+        x = dnnl.aligned(x)
         exe, weights = self.executable(x.shape, relu)
-        out = np.empty(exe.dst_shape, np.uint8)
+        out = dnnl.aligned_array(exe.dst_shape, np.uint8)
         if out.size == 0:
             return out
         src = x
