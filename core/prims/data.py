@@ -29,7 +29,10 @@ def device_put(a, device, non_blocking=False):
     if a.device.type == "meta":
         raise RuntimeError("prims::device_put: cannot copy a meta tensor (it has no data) to " + str(device))
     target = _backends.check_device(device)
-    host = _backends.get(a.device.type).copy_to_host(a)
+    source = _backends.get(a.device.type)
+    host = source.host_view(a)  # host memory needs no copy here: from_host copies
+    if host is None:
+        host = source.copy_to_host(a)
     dev = device if device.index is not None or device.type == "cpu" else type(device)(device.type, 0)
     return target.from_host(host, dev)
 

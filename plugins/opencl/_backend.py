@@ -113,10 +113,16 @@ class OpenCLBackend(Backend):
         if 0 in shape:
             return np.empty(shape, dt.numpy)
         stride, offset, item = tuple(tensor.stride()), tensor.storage_offset(), dt.itemsize
+        queue = self.runtime(tensor.device).queue
+        if stride == contiguous_strides(shape):  # straight into the result
+            out = np.empty(shape, dt.numpy)
+            cl.enqueue_copy(
+                queue, out.reshape(-1).view(np.uint8), tensor._storage.handle.buffer, src_offset=offset * item
+            )
+            return out
         lo = offset + sum((n - 1) * s for n, s in zip(shape, stride) if s < 0)
         hi = offset + sum((n - 1) * s for n, s in zip(shape, stride) if s > 0)
         raw = np.empty((hi - lo + 1) * item, np.uint8)
-        queue = self.runtime(tensor.device).queue
         cl.enqueue_copy(queue, raw, tensor.untyped_storage().handle.buffer, src_offset=lo * item)
         flat = raw.view(dt.numpy)
         view = np.lib.stride_tricks.as_strided(
