@@ -138,16 +138,17 @@ def test_random_prims_equal_the_cpu_bit_for_bit(ocl, dtype):
 def test_cpu_fallback_runs_cases_a_kernel_declines_with_one_warning(ocl):
     from opweave import _fallback
 
-    x = np.array([[3, 1, 2], [5, -1, 4]], np.int32)  # integer matrices: the mm kernel hands them to the fallback
-    before = _fallback.calls["prims::mm"]
+    a = np.array([1 + 2j, -3j], np.complex64)  # complex lerp: the lerp kernel hands it to the fallback
+    b, w = np.array([5 - 1j, 2 + 2j], np.complex64), np.array([0.25, 0.5], np.complex64)
+    before = _fallback.calls["prims::lerp"]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        got = P.mm(dev(x), dev(x.T))
-        P.mm(dev(x.T), dev(x))
+        got = P.lerp(dev(a), dev(b), dev(w))
+        P.lerp(dev(b), dev(a), dev(w))
     assert got.device.type == "opencl"
-    np.testing.assert_array_equal(host(got), x @ x.T)
-    assert _fallback.calls["prims::mm"] == before + 2
-    messages = [str(w.message) for w in caught if "prims::mm" in str(w.message)]
+    np.testing.assert_allclose(host(got), a + w * (b - a), rtol=1e-6)
+    assert _fallback.calls["prims::lerp"] == before + 2
+    messages = [str(w.message) for w in caught if "prims::lerp" in str(w.message)]
     assert len(messages) <= 1  # once per process (possibly already given)
 
 

@@ -67,3 +67,14 @@ def test_special_values_propagate_through_the_packed_kernel(ocl):
 def test_empty_inner_dimension_gives_zeros(ocl):
     got = host(dev(np.ones((70, 0), np.float32)) @ dev(np.ones((0, 90), np.float32)))
     np.testing.assert_array_equal(got, np.zeros((70, 90), np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.int64])
+def test_integer_products_wrap_like_numpy(ocl, dtype):
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(3)
+    x = rng.integers(info.min, info.max, (6, 9), dtype=dtype, endpoint=True)
+    y = rng.integers(info.min, info.max, (2, 9, 5), dtype=dtype, endpoint=True)
+    with np.errstate(over="ignore"):
+        want = x @ y
+    np.testing.assert_array_equal(host(dev(x) @ dev(y)), want)

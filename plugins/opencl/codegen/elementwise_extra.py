@@ -128,6 +128,18 @@ inline long ow_shift_right_i(long a, long b, int bits) {
     return (b >= 0 && b < bits - 1) ? a >> (b & 63) : a >> (bits - 1);
 }
 inline ulong ow_shift_right_u(ulong a, long b, int bits) { return (b >= 0 && b < bits) ? a >> (b & 63) : 0; }
+inline long ow_fmod_i(long a, long b) { return (b == 0 || b == -1) ? 0 : a % b; }
+inline long ow_remainder_i(long a, long b) {
+    long r = ow_fmod_i(a, b);
+    return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;
+}
+inline ulong ow_mod_u(ulong a, ulong b) { return b == 0 ? 0 : a % (b == 0 ? 1 : b); }
+inline ulong ow_pow_u(ulong a, ulong b) {
+    ulong r = 1;
+    for (; b != 0; b >>= 1, a *= a) if (b & 1) r *= a;
+    return r;
+}
+inline long ow_pow_i(long a, long b) { return (long)ow_pow_u((ulong)a, (ulong)b); }
 """
 
 _CONSTANTS = {"PI": "3.14159265358979323846", "LN2": "0.69314718055994530942", "LOG2E": "1.44269504088896340736"}

@@ -22,9 +22,13 @@ WPT = 4
 BLOCK = TILE * WPT
 
 
+#: Integer products accumulate in unsigned types, whose overflow wraps (defined in C), as NumPy's does.
+_WRAPPING = {"uint8": "uint", "int8": "uint", "int16": "uint", "int32": "uint", "int64": "ulong"}
+
+
 def program(dialect, dtype: str) -> str:
-    """The ``bmm`` kernel for ``dtype`` (accumulating in its compute type)."""
-    t, acc = dialect.type_name(dtype), dialect.compute_type(dtype)
+    """The ``bmm`` kernel for ``dtype`` (accumulating in its compute type; integers wrap)."""
+    t, acc = dialect.type_name(dtype), _WRAPPING.get(dtype) or dialect.compute_type(dtype)
     params = [
         dialect.buffer(t, "c"),
         dialect.buffer(t, "a", const=True),

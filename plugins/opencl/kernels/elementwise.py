@@ -157,10 +157,10 @@ def _run(table: dict, arity: int, name: str, *inputs):
         from .complex import elementwise as complex_elementwise
 
         return complex_elementwise(name, *inputs)
-    if name == "div" and d in _INTS:  # integer division (truncation; zero divisor -> CPU error): elementwise_extra
-        from .elementwise_extra import div_integer
+    if d in _INTS and name in ("div", "remainder", "fmod", "pow"):  # integer forms: kernels/elementwise_extra
+        from . import elementwise_extra
 
-        return div_integer(*inputs)
+        return elementwise_extra.run(name, *inputs)
     found = _expr(table, name, d)
     if found is None:
         return NotImplemented

@@ -15,8 +15,9 @@ Complex ``sgn`` and ``sinc`` run in the complex tables of ``kernels.complex``;
 complex ``nan_to_num`` runs the real kernel over both parts (``view_as_real``).
 CPU fallback: complex ``lerp``, float16, and integer ``floor_divide`` by zero
 (detected with a device ``all`` reduction first, so that the CPU kernel raises
-its RuntimeError). :func:`div_integer` is the integer ``div`` for
-``kernels.elementwise`` to call.
+its RuntimeError). ``kernels.elementwise`` hands the integer forms of ``div``,
+``remainder``, ``fmod`` and ``pow`` (``INTEGER_FORMS``) to :func:`run`; a zero
+divisor or a negative integer power goes to the CPU kernel, which raises.
 """
 
 from __future__ import annotations
@@ -74,6 +75,9 @@ OPS = {
     "shift_right_arithmetic": (2, None, "ow_shift_right_i(x0, x1, {bits})", "ow_shift_right_u(x0, x1, {bits})"),
     "xlogy": (2, "ow_xlogy(x0, x1)", None, None),
     "xlog1py": (2, "ow_xlog1py(x0, x1)", None, None),
+    "remainder": (2, None, "ow_remainder_i(x0, x1)", "ow_mod_u(x0, x1)"),
+    "fmod": (2, None, "ow_fmod_i(x0, x1)", "ow_mod_u(x0, x1)"),
+    "pow": (2, None, "ow_pow_i(x0, x1)", "ow_pow_u(x0, x1)"),
     "clamp": (3, "ow_clamp(x0, x1, x2)", _CLAMP_INT, _CLAMP_INT),
     "lerp": (3, "ow_lerp(x0, x1, x2)", None, None),
 }
@@ -86,7 +90,9 @@ PARAM_OPS = {
 }
 
 # Integer ops that divide: a zero divisor goes to the CPU kernel, which raises.
-_DIVIDING = {"floor_divide", "div"}
+_DIVIDING = {"floor_divide", "div", "remainder", "fmod"}
+#: Integer ops of ``kernels.elementwise``'s tables that run here (their float forms stay there).
+INTEGER_FORMS = {"div", "remainder", "fmod", "pow"}
 
 
 def _expr(name: str, dtype: str):
@@ -157,6 +163,8 @@ def run(name: str, *inputs):
     operands = [on_device(t, a.device) for t in inputs]
     if name in _DIVIDING and d not in _FLOATS and not _all_nonzero(operands[1]):
         return NotImplemented
+    if name == "pow" and d in _SIGNED and not _all_nonnegative(operands[1]):
+        return NotImplemented  # the CPU kernel raises for negative integer powers
     out = _output(inputs, a.dtype)
     rt = runtime_of(a)
     ks = program_kernels(rt, ("ewx", d), lambda: _source(d, False))
@@ -175,6 +183,14 @@ def _all_nonzero(t) -> bool:
         return True
     flag = KERNELS["prims::all"](t, None)
     return bool(BACKEND.copy_to_host(flag).reshape(()))
+
+
+def _all_nonnegative(t) -> bool:
+    """Whether no element of the integer device tensor ``t`` is negative (one ``amin``, one element read back)."""
+    if t.numel() == 0:
+        return True
+    low = KERNELS["prims::amin"](t, None)
+    return bool(BACKEND.copy_to_host(low).reshape(()) >= 0)
 
 
 def _run_param(name: str, a, first: tuple, second: tuple = (0.0, 0.0), out=None):
@@ -207,11 +223,6 @@ def _run_param(name: str, a, first: tuple, second: tuple = (0.0, 0.0), out=None)
 
 def _no_contiguous():
     raise AssertionError("scalar parameters are broadcast: the strided kernel serves every small or strided call")
-
-
-def div_integer(a, b):
-    """Integer ``prims::div`` (truncation toward zero); ``NotImplemented`` for a zero divisor or other dtypes."""
-    return run("div", a, b)
 
 
 def _register() -> None:

@@ -1,9 +1,8 @@
-"""``prims::mm`` and ``prims::bmm`` for floating dtypes: the register-blocked packed kernel of ``codegen.matmul``
-on CPU devices (float32/float64 products of at least ``PACKED_MIN`` multiply-adds), its tiled kernel otherwise.
+"""``prims::mm`` and ``prims::bmm``: the register-blocked packed kernel of ``codegen.matmul`` on CPU devices
+(float32/float64 products of at least ``PACKED_MIN`` multiply-adds), its tiled kernel otherwise (integers wrap).
 
-Complex matrices use the simple kernel of ``kernels.complex``. Integer and bool
-matrices, and every decomposition (``cholesky``, ``qr``, ``svd``, ``eig``,
-``solve``...), run through the CPU fallback.
+Complex matrices use the simple kernel of ``kernels.complex``; bool matrices run through the CPU fallback.
+The decompositions are in ``kernels.linalg_extra``.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import pyopencl as cl
 from ..codegen import matmul as gen
 from ._common import OPENCL, buf, dname, empty, kernel, launch, program_kernels, runtime_of
 
-_FLOATS = {"bfloat16", "float32", "float64"}
+_DTYPES = {"bfloat16", "float32", "float64", "uint8", "int8", "int16", "int32", "int64"}
 
 
 def bmm_into(out, a, b, batch_strides_a, batch_strides_b, batch: int) -> None:
@@ -74,7 +73,7 @@ def _bmm_packed(rt, d: str, out, a, b, batch_strides_a, batch_strides_b, batch: 
 @kernel("mm")
 def mm(a, b):
     """``a @ b`` for 2-D floating matrices (any strides)."""
-    if dname(a) not in _FLOATS and not a.dtype.is_complex:
+    if dname(a) not in _DTYPES and not a.dtype.is_complex:
         return NotImplemented
     out = empty((a.shape[0], b.shape[1]), a.dtype, a.device)
     bmm_into(out, a, b, 0, 0, 1)
@@ -84,7 +83,7 @@ def mm(a, b):
 @kernel("bmm")
 def bmm(a, b):
     """Batched ``a[i] @ b[i]`` for 3-D floating tensors (any strides)."""
-    if dname(a) not in _FLOATS and not a.dtype.is_complex:
+    if dname(a) not in _DTYPES and not a.dtype.is_complex:
         return NotImplemented
     out = empty((a.shape[0], a.shape[1], b.shape[2]), a.dtype, a.device)
     bmm_into(out, a, b, a.stride()[0], b.stride()[0], a.shape[0])
