@@ -438,3 +438,14 @@ def test_complex_templates_render_in_another_dialect():
         assert "owc_make_" in src  # complex values are built component by component, not by vector literals
     assert "owc_exp_d" in sources[0] and "__shared__ double2 scratch" not in sources[1]
     assert "__shared__ float2 scratch[64];" in sources[1] and "__syncthreads();" in sources[1]
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_any_and_all_of_complex_tensors(ocl, dtype):
+    x = np.array([[0j, 1e-30j, np.nan + 0j], [0j, 0j, 0j], [1 + 1j, -2j, 3 + 0j]], dtype)
+    t = ow.tensor(x).to("opencl")
+    before = sum(_fallback.calls.values())
+    np.testing.assert_array_equal(ow.any(t, 1).numpy(force=True), np.any(x, 1))
+    np.testing.assert_array_equal(ow.all(t, 1).numpy(force=True), np.all(x, 1))
+    assert bool(ow.any(t).item()) and not bool(ow.all(t).item())
+    assert sum(_fallback.calls.values()) == before

@@ -15,6 +15,7 @@ from ..codegen import reduction as gen
 from ..codegen.common import coalesce
 from ._common import (
     BACKEND,
+    KERNELS,
     OPENCL,
     buf,
     dims,
@@ -140,16 +141,21 @@ def amin(inp, d):
     return reduce("amin", inp, d, inp.dtype)
 
 
+def _nonzero_as_real(inp):
+    """A complex tensor's moduli (zero exactly where the element is): what ``any``/``all`` look at."""
+    return KERNELS["prims::abs"](inp) if inp.dtype.is_complex else inp
+
+
 @kernel("any")
 def any_(inp, d):
     """Whether any element over ``d`` is nonzero (NaN is nonzero)."""
-    return reduce("any", inp, d, opweave.bool, opweave.bool)
+    return reduce("any", _nonzero_as_real(inp), d, opweave.bool, opweave.bool)
 
 
 @kernel("all")
 def all_(inp, d):
     """Whether every element over ``d`` is nonzero."""
-    return reduce("all", inp, d, opweave.bool, opweave.bool)
+    return reduce("all", _nonzero_as_real(inp), d, opweave.bool, opweave.bool)
 
 
 @kernel("xor_sum")
