@@ -345,3 +345,25 @@ def test_pools_of_empty_and_zero_output(ocl):
     assert tuple(on_device(P.max_pool, x, [2], [], [0], [1], False)[0].shape) == (0, 3, 2)
     assert tuple(on_device(P.adaptive_avg_pool, dev(np.ones((2, 4))), [0]).shape) == (2, 0)
     assert tuple(on_device(P.adaptive_max_pool, dev(np.ones((4,))), [2])[1].shape) == (2,)
+
+
+@pytest.mark.parametrize("args", [{"padding": 1}, {"stride": 2}, {"dilation": 2, "padding": 2}])
+def test_large_convolutions_take_im2col_and_match_the_direct_formula(ocl, args):
+    from opweave import _fallback
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 16, 30, 33)).astype(np.float32)
+    w = rng.standard_normal((24, 16, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(24).astype(np.float32)
+    before = sum(_fallback.calls.values())
+    got = ow.nn.functional.conv2d(dev(x), dev(w), dev(b), **args).numpy(force=True)
+    assert sum(_fallback.calls.values()) == before
+    s, p, d = args.get("stride", 1), args.get("padding", 0), args.get("dilation", 1)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (p, p), (p, p)))
+    oh, ow_ = (xp.shape[2] - d * 2 - 1) // s + 1, (xp.shape[3] - d * 2 - 1) // s + 1
+    want = np.zeros((2, 24, oh, ow_)) + b[None, :, None, None]
+    for i in range(3):
+        for j in range(3):
+            patch = xp[:, :, i * d : i * d + s * (oh - 1) + 1 : s, j * d : j * d + s * (ow_ - 1) + 1 : s]
+            want += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j])
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

@@ -103,3 +103,35 @@ def program(dialect, dtype: str) -> str:
     ]
     helpers = _CMUL.format(t=ct) if dtype.startswith("complex") else ""
     return header(dialect, [dtype]) + _STRUCT + _IN_POS + helpers + dialect.kernel("conv", params, body)
+
+
+_IM2COL = """    long g = {gid};
+    if (g >= rows) return;
+    long o[3], r = g;
+    for (int d = 2; d >= 0; --d) {{ o[d] = r % a.out[d]; r /= a.out[d]; }}
+    {g_}{t}* dst = cols + g * a.cin * a.k[0] * a.k[1] * a.k[2];
+    for (long c = 0; c < a.cin; ++c) {{
+        long xb = a.xo + r * a.xst[0] + c * a.xst[1];
+        for (long k0 = 0; k0 < a.k[0]; ++k0) {{
+            long i0 = IN_POS(0, k0);
+            for (long k1 = 0; k1 < a.k[1]; ++k1) {{
+                long i1 = IN_POS(1, k1);
+                for (long k2 = 0; k2 < a.k[2]; ++k2) {{
+                    long i2 = IN_POS(2, k2);
+                    long at = xb + i0 * a.xst[2] + i1 * a.xst[3] + i2 * a.xst[4];
+                    *dst++ = (i0 < 0 || i1 < 0 || i2 < 0) ? ({t})0 : x[at];
+                }}
+            }}
+        }}
+    }}"""
+
+
+def im2col_program(dialect, dtype: str) -> str:
+    """``im2col``: row ``(n, o)`` of the column matrix holds the input values tap ``(c, k)`` of output ``o`` reads.
+
+    With it a forward, ungrouped convolution is one matrix product, ``cols @ weight.T`` (``kernels.conv``).
+    """
+    t = dialect.type_name(dtype)
+    body = _IM2COL.format(gid=dialect.global_id(0), t=t, g_=dialect.global_prefix)
+    params = [dialect.buffer(t, "cols"), dialect.buffer(t, "x", const=True), "conv_args_t a", "long rows"]
+    return header(dialect, [dtype]) + _STRUCT + _IN_POS + dialect.kernel("im2col", params, body)
