@@ -215,3 +215,19 @@ def test_deterministic_mode_runs_nondeterministic_prims_on_the_cpu(ocl):
     assert got.device.type == "opencl"
     np.testing.assert_array_equal(host(got), want)
     assert _fallback.calls["prims::scatter_add"] == before + 1
+
+
+@pytest.mark.parametrize("name", ["pow", "remainder", "fmod", "div"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+def test_binary_prims_with_integer_forms_run_on_the_device_for_every_dtype(ocl, name, dtype):
+    from opweave import _fallback
+
+    x = np.array([7, 5, 9, 2], dtype)
+    y = np.array([2, 3, 2, 5], dtype)
+    oracle = {"pow": np.power, "remainder": np.remainder, "fmod": np.fmod}.get(name)
+    if name == "div":
+        oracle = np.true_divide if np.issubdtype(dtype, np.floating) else (lambda a, b: np.trunc(a / b).astype(dtype))
+    before = sum(_fallback.calls.values())
+    got = host(getattr(P, name)(dev(x), dev(y)))
+    assert sum(_fallback.calls.values()) == before
+    np.testing.assert_allclose(got, oracle(x, y), rtol=1e-6)

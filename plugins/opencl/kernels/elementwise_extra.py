@@ -227,8 +227,8 @@ def _no_contiguous():
 
 def _register() -> None:
     for name in OPS:
-        if name in ("div", "logit"):
-            continue  # div: kernels.elementwise owns it and hands integers to div_integer; logit: below
+        if name in INTEGER_FORMS or name == "logit":
+            continue  # kernels.elementwise owns these and hands their integer forms to run(); logit: below
 
         def fn(*args, _name=name):
             return run(_name, *args)
