@@ -34,7 +34,10 @@ _plans: dict = {}  # (op, dtype, device, layouts) -> plan, or False for the deco
 
 
 def _plan(name: str, a, b):
-    """``(shape, strides, dtype, launch plan, program key)`` of ``name(a, b)``, or None for the decomposition."""
+    """``(shape, strides, dtype, runtime, kernel, items, by-value arguments)`` of ``name(a, b)``, or None.
+
+    None sends the call to the decomposition (a dtype without a direct kernel, shapes that do not broadcast).
+    """
     dtype = a._dtype
     if dtype.name not in _SAME_DTYPE[name] or dtype not in BACKEND.dtypes:
         return None
@@ -44,9 +47,15 @@ def _plan(name: str, a, b):
         return None  # the decomposition raises the error
     wide_a, wide_b = a.expand(shape), b.expand(shape)
     out = opweave.empty_strided(shape, output_strides([wide_a, wide_b]), dtype=dtype, device=a._device)
+    rt = BACKEND.runtime(a._device)
     d = dtype.name
-    launch_plan = kernel_plan(name, out, [wide_a, wide_b], ew.opcode(name, 2, d), BACKEND.runtime(a._device).is_cpu)
-    return tuple(out.shape), out.stride(), dtype, launch_plan, d
+    n, fast, scalars, per = kernel_plan(name, out, [wide_a, wide_b], ew.opcode(name, 2, d), rt.is_cpu)
+    if fast:
+        k = program_kernels(rt, ("ew", 2, d, "c"), lambda: ew.source(2, d, True))[f"{name}_c"]
+        scalars = (*scalars, i64(per))
+    else:
+        k = program_kernels(rt, ("ew", 2, d), lambda: ew.source(2, d))[ew.opcode(name, 2, d)[0]]
+    return tuple(out.shape), out.stride(), dtype, rt, k if n else None, -(-n // per), fast, scalars
 
 
 def _binary(name: str):
@@ -71,18 +80,14 @@ def _binary(name: str):
             plan = _plans[key] = _plan(name, self, other) or False
         if plan is False:
             return reference(self, other, *rest)
-        shape, strides, dtype, (n, fast, scalars, per), d = plan
+        shape, strides, dtype, rt, k, items, fast, scalars = plan
         out = BACKEND.empty_strided(shape, strides, dtype, self._device)
-        if n == 0:
+        if k is None:
             return out
-        rt = BACKEND.runtime(self._device)
-        if fast:
-            k = program_kernels(rt, ("ew", 2, d, "c"), lambda: ew.source(2, d, True))[f"{name}_c"]
-            args = (buf(out), scalars[0], buf(self), scalars[1], buf(other), scalars[2], scalars[3], i64(per))
-            launch(rt, k, -(-n // per), *args)
+        if fast:  # <op>_c(out, oo, a, ao, b, bo, n, per)
+            launch(rt, k, items, buf(out), scalars[0], buf(self), scalars[1], buf(other), *scalars[2:])
         else:
-            k = program_kernels(rt, ("ew", 2, d), lambda: ew.source(2, d))[ew.opcode(name, 2, d)[0]]
-            launch(rt, k, -(-n // per), buf(out), buf(self), buf(other), scalars)
+            launch(rt, k, items, buf(out), buf(self), buf(other), scalars)
         return out
 
     kernel.__name__ = kernel.__qualname__ = f"opencl_{name}_tensor"
