@@ -60,7 +60,7 @@ def layer(m: int, k: int, n: int, rng):
 def main() -> None:
     """Measure and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=20, help="timed runs per case (best and median printed)")
+    parser.add_argument("--repeat", type=int, default=100, help="timed runs per case (best and median printed)")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     flags = ow.backends.quantized
