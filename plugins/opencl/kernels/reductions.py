@@ -32,7 +32,8 @@ _PARALLEL_MIN = 1 << 15  # reduced elements per output from which one output is 
 _CHUNKS = 16
 
 
-def _axes(inp, d):
+def reduced_axes(inp, d) -> tuple:
+    """The sorted, wrapped dims ``d`` of ``inp`` (every dim for None; none for a 0-dim tensor)."""
     if inp.ndim == 0:
         return ()
     if d is None:
@@ -75,7 +76,7 @@ def reduce(op: str, inp, d, out_dtype, acc_dtype=None):
     cplx = inp.dtype.is_complex or out_dtype.is_complex  # complex hook: sum/prod of kernels/complex.py
     if (cplx and op not in ("sum", "prod")) or inp.dtype not in BACKEND.dtypes:
         return NotImplemented
-    axes = _axes(inp, d)
+    axes = reduced_axes(inp, d)
     shape, stride = tuple(inp.shape), tuple(inp.stride())
     kept = [i for i in range(inp.ndim) if i not in axes]
     oshape = [shape[i] for i in kept]

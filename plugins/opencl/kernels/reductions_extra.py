@@ -15,6 +15,7 @@ from opweave.prims.views import view_as_real
 from ..codegen import reduction_extra as gen
 from ..codegen.common import MAX_RANK
 from ._common import BACKEND, KERNELS, OPENCL, buf, dims, empty, i64, kernel, launch, program_kernels, runtime_of
+from .reductions import reduced_axes
 
 LOCAL = 64
 _REAL = {"uint8", "int8", "int16", "int32", "int64", "bfloat16", "float32", "float64"}
@@ -40,14 +41,6 @@ def _run(k, out, inp, axes, *extra) -> None:
     )  # fmt: skip
 
 
-def _axes(inp, d):
-    if inp.ndim == 0:
-        return ()
-    if d is None:
-        return tuple(range(inp.ndim))
-    return tuple(sorted(x % inp.ndim for x in d))
-
-
 @kernel("var")
 def var(inp, d, correction, output_dtype=None):
     """``sum((x - mean)^2) / max(N - correction, 0)`` over ``d``, in double."""
@@ -58,7 +51,7 @@ def var(inp, d, correction, output_dtype=None):
         return NotImplemented if NotImplemented in (re, im) else KERNELS["prims::add"](re, im)
     if inp.dtype.name not in _REAL or out_dtype.name not in _REAL or inp.ndim > MAX_RANK:
         return NotImplemented
-    axes = _axes(inp, d)
+    axes = reduced_axes(inp, d)
     out = empty([n for i, n in enumerate(inp.shape) if i not in axes], out_dtype, inp.device)
     rt = runtime_of(inp)
     wide = bool(rt.has_fp64)
@@ -71,7 +64,7 @@ def var(inp, d, correction, output_dtype=None):
 def _arg(inp, dim, op: int):
     if inp.dtype.name not in _REAL or inp.dtype not in BACKEND.dtypes or inp.ndim > MAX_RANK:
         return NotImplemented
-    axes = _axes(inp, None if dim is None else [dim])
+    axes = reduced_axes(inp, None if dim is None else [dim])
     out = empty([n for i, n in enumerate(inp.shape) if i not in axes], opweave.int64, inp.device)
     rt = runtime_of(inp)
     src = inp.dtype.name
