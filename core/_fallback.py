@@ -62,7 +62,7 @@ def run(op, cpu_kernel, backend, args: tuple):
     if key not in _warned:
         _warned.add(key)
         warnings.warn(
-            f"{op.name}: no {backend.name} kernel; running it on the CPU (inputs and results are copied)",
+            f"{op.name}: no {backend.name} kernel for this call; running it on the CPU (inputs and results are copied)",
             UserWarning,
             stacklevel=4,
         )
