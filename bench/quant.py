@@ -4,7 +4,11 @@ Two shapes: a square ``M = N = K = 1024`` layer and a batch-1 ``1 x 4096 x 4096`
 (``quantized::linear``: quint8 activations, per-channel qint8 weights, float bias, requantized
 quint8 output). Each is timed through the x86 engine and through the reference kernels
 (``opweave.backends.quantized.engine = "reference"``), next to a float32 ``matmul`` of the same
-shape on the CPU backend and in NumPy. Times are the best of several runs (the median is
+shape on the CPU backend and in NumPy. The row ``oneDNN primitive alone`` runs the x86 engine's
+primitive on buffers bound once, so the plugin's per-call work is the difference between it and
+the x86 row; the implementation oneDNN chose is printed per shape (``brg:avx512_core_amx`` on AMX,
+``brg:avx512_core_vnni`` on AVX512-VNNI: the ceiling of int8 over float32 differs by ISA, see
+docs/x86quant.md). Times are the best of several runs (the median is
 printed too: on a shared machine the best is the figure that reflects the code); ``TOPS`` counts
 ``2 * M * N * K`` operations. Prints a table; asserts nothing. Run: ``python bench/quant.py``.
 """
@@ -30,18 +34,32 @@ def timed(fn, repeat: int, budget: float = 3.0, warmup: float = 0.5) -> tuple[fl
     AMX units' power-up are slower than the steady state, and a pause first lets the thread pools of the
     previous case (OpenBLAS spins its threads after a call) go idle.
     """
+    return timed_together({"": fn}, repeat, budget, warmup)[""]
+
+
+def timed_together(fns: dict, repeat: int, budget: float = 3.0, warmup: float = 0.5) -> dict:
+    """``{name: (best, median)}`` seconds, the functions' runs interleaved round by round.
+
+    Interleaving lets cases that are compared with each other (the plugin's call and its primitive
+    alone) see the same state of a shared machine. Warm-up and pause as :func:`timed` says.
+    """
     time.sleep(0.2)
     start = time.perf_counter()
-    fn()
-    while time.perf_counter() - start < warmup:
-        fn()
-    times = []
+    while True:
+        for fn in fns.values():
+            fn()
+        if time.perf_counter() - start >= warmup:
+            break
+    times = {name: [] for name in fns}
     start = time.perf_counter()
-    while len(times) < repeat and (len(times) < 3 or time.perf_counter() - start < budget):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times), statistics.median(times)
+    for done in range(repeat):
+        if done >= 3 and time.perf_counter() - start >= budget:
+            break
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t)
+    return {name: (min(ts), statistics.median(ts)) for name, ts in times.items()}
 
 
 def layer(m: int, k: int, n: int, rng):
@@ -75,7 +93,7 @@ def main() -> None:
     else:
         print(f"x86 engine unavailable: {flags.status().get('x86', (False, 'plugin not installed'))[1]}")
     print(
-        f"{'shape M x K x N':<20}{'path':<22}{'best ms':>10}{'median ms':>11}{'TOPS':>8}{'vs f32':>9}{'vs numpy':>10}"
+        f"{'shape M x K x N':<20}{'path':<26}{'best ms':>10}{'median ms':>11}{'TOPS':>8}{'vs f32':>9}{'vs numpy':>10}"
     )
     for m, k, n in SHAPES:
         rows = measure(m, k, n, rng, args.repeat)
@@ -83,7 +101,7 @@ def main() -> None:
         for name, (best, median) in rows.items():
             label = f"{m} x {k} x {n}"
             print(
-                f"{label:<20}{name:<22}{best * 1e3:>10.3f}{median * 1e3:>11.3f}{2.0 * m * n * k / best / 1e12:>8.3f}"
+                f"{label:<20}{name:<26}{best * 1e3:>10.3f}{median * 1e3:>11.3f}{2.0 * m * n * k / best / 1e12:>8.3f}"
                 f"{f32 / best:>8.2f}x{numpy_f32 / best:>9.2f}x"
             )
 
@@ -98,8 +116,13 @@ def measure(m: int, k: int, n: int, rng, repeat: int) -> dict:
     default = flags.engine
     for engine in flags.supported_engines[::-1]:
         flags.engine = engine
-        reps = repeat if engine != "reference" else max(3, repeat // 5)
-        rows[f"int8 linear ({engine})"] = timed(lambda: quantized.linear(qx, packed, 0.05, 64), reps)
+        cases = {f"int8 linear ({engine})": lambda: quantized.linear(qx, packed, 0.05, 64)}
+        if engine == "x86":
+            import opweave_x86quant
+
+            cases["oneDNN primitive alone"], impl = opweave_x86quant.linear_primitive(qx, packed, 0.05, 64)
+            print(f"{m} x {k} x {n}: oneDNN runs {impl}")
+        rows.update(timed_together(cases, repeat if engine != "reference" else max(3, repeat // 5)))
     flags.engine = default
     rows["float32 matmul (cpu)"] = timed(lambda: ow.matmul(a, b), repeat)
     rows["float32 numpy"] = timed(lambda: x @ wt, repeat)

@@ -29,7 +29,16 @@ CONFORMANCE = {
     "skip_dtypes": [],
 }
 
-__all__ = ["CONFORMANCE", "ENGINE", "is_available", "opweave_conformance_config", "opweave_register"]
+__all__ = [
+    "CONFORMANCE",
+    "ENGINE",
+    "describe",
+    "is_available",
+    "linear_primitive",
+    "opweave_conformance_config",
+    "opweave_register",
+    "unavailable_reason",
+]
 
 
 def is_available() -> bool:
@@ -54,6 +63,37 @@ def describe() -> str:
         return library().describe()
     except Unavailable as exc:
         return f"unavailable: {exc}"
+
+
+def linear_primitive(X, W_prepack, Y_scale_i: float, Y_zero_point_i: int):
+    """``(run, implementation)`` for ``quantized::linear(X, W_prepack, Y_scale_i, Y_zero_point_i)``.
+
+    ``run()`` executes the oneDNN primitive alone, on buffers bound once, and returns the quint8 integers
+    of the output (one array, overwritten by each run), so ``bench/quant.py`` can tell the plugin's
+    per-call work from the library's; ``implementation`` is
+    oneDNN's name for the kernel it chose (``brg:avx512_core_amx``, ``brg:avx512_core_vnni``, ...).
+    Raises ``RuntimeError`` when the engine cannot run this call.
+    """
+    import numpy as np
+
+    from ._onednn import library
+    from ._prepack import linear_pack
+
+    library()
+    pack = linear_pack(W_prepack)
+    if not pack.supported:
+        raise RuntimeError(f"linear_primitive: the x86 engine cannot run this weight: {pack.reason}")
+    qx = X._qparams
+    x = X.int_repr().numpy().reshape(-1, pack.in_features)
+    exe, buffers, out = pack.bind(x, qx.scale, qx.zero_point, np.uint8, Y_scale_i, Y_zero_point_i)
+    if exe is None:
+        raise RuntimeError("linear_primitive: X has no rows")
+
+    def run():
+        exe.run(buffers)
+        return out.reshape(*X.shape[:-1], pack.out_features)
+
+    return run, exe.impl
 
 
 @opweave.hookimpl

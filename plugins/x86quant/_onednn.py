@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes.util
 import importlib.metadata
+import math
 import os
 import threading
 
@@ -494,7 +495,7 @@ def reorder(src: np.ndarray, src_md, dst_md) -> np.ndarray:
 def aligned_array(shape, dtype, alignment: int = 64) -> np.ndarray:
     """An uninitialised C-contiguous array whose first element is ``alignment``-aligned."""
     dtype = np.dtype(dtype)
-    return aligned_empty(int(np.prod(shape)) * dtype.itemsize, alignment).view(dtype).reshape(shape)
+    return aligned_empty(math.prod(shape) * dtype.itemsize, alignment).view(dtype).reshape(shape)
 
 
 def aligned(array: np.ndarray, alignment: int = 64) -> np.ndarray:

@@ -119,18 +119,24 @@ class LinearPack:
 
     def run(self, x: np.ndarray, x_scale, x_zp, dst_dtype, y_scale=None, y_zp=None, relu=False) -> np.ndarray:
         """``x [M, K]`` (u8/s8) through the linear layer; ``dst_dtype`` u8 or float32 (no requantize)."""
+        exe, buffers, out = self.bind(x, x_scale, x_zp, dst_dtype, y_scale, y_zp, relu)
+        if exe is not None:
+            exe.run(buffers)
+        return out
+
+    def bind(self, x: np.ndarray, x_scale, x_zp, dst_dtype, y_scale=None, y_zp=None, relu=False) -> tuple:
+        """``(executable, buffers, out)``: what :meth:`run` executes, before it runs (no executable for 0 rows)."""
         x = dnnl.aligned(x)
         rows = x.shape[0]
         out = dnnl.aligned_array((rows, self.out_features), dst_dtype)
         if rows == 0:
-            return out
+            return None, {}, out
         exe, weights = self.executable(rows, x.dtype, dst_dtype, relu)
         buffers = exe.quant.buffers(x_scale, x_zp, self.scales, self.zero_point, y_scale, y_zp)
         buffers[dnnl.ARG_SRC], buffers[dnnl.ARG_WEIGHTS], buffers[dnnl.ARG_DST] = x, weights, out
         if self.bias is not None:
             buffers[dnnl.ARG_BIAS] = self.bias
-        exe.run(buffers)
-        return out
+        return exe, buffers, out
 
 
 class ConvPack:

@@ -97,6 +97,36 @@ def test_prepack_under_the_reference_engine_packs_lazily():
 
 
 @needs_x86
+def test_linear_primitive_runs_the_kernel_the_op_uses():
+    import opweave_x86quant
+
+    rng = np.random.default_rng(5)
+    x = qtensor(rng.integers(0, 256, (2, 3, 16), dtype=np.uint8), 0.05, 3)
+    w = qtensor(rng.integers(-128, 128, (7, 16), dtype=np.int8), 0.02, 0)
+    packed = quantized.linear_prepack(w)
+    run, implementation = opweave_x86quant.linear_primitive(x, packed, 0.1, 10)
+    assert implementation == packed.backend_cache["x86"].executable(6, np.uint8, np.uint8, False)[0].impl
+    expected = quantized.linear(x, packed, 0.1, 10).int_repr().numpy()
+    out = run()
+    assert out.shape == (2, 3, 7) and out.dtype == np.uint8
+    np.testing.assert_array_equal(out, expected)
+    out[...] = 0
+    np.testing.assert_array_equal(run(), expected)
+
+
+@needs_x86
+def test_linear_primitive_refuses_weights_the_engine_cannot_run():
+    import opweave_x86quant
+
+    w = ow.quantize_per_channel(
+        ow.ones(2, 4), ow.tensor([0.1, 0.2], dtype=ow.float64), ow.tensor([0, 1]), 0, ow.qint8
+    )
+    x = qtensor(np.zeros((1, 4), np.uint8), 0.05, 3)
+    with pytest.raises(RuntimeError, match="linear_primitive.*zero points"):
+        opweave_x86quant.linear_primitive(x, quantized.linear_prepack(w), 0.1, 10)
+
+
+@needs_x86
 def test_concurrent_calls_agree():
     x, packed = layer(m=32, k=96, n=40)
     want = quantized.linear(x, packed, 0.1, 10).int_repr().numpy()
