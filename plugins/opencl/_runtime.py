@@ -22,6 +22,30 @@ _devices: list | None = None
 _reason: str | None = None
 
 
+#: LLVM's names of the x86 CPUs with 512-bit vectors (AVX-512). PoCL compiles for the host CPU as its LLVM
+#: knows it, named at the end of the device version's HSTR; an LLVM older than the CPU names an older one
+#: (PoCL 3.0 on LLVM 14 compiles for "znver3" on a Zen 4), whose target has no AVX-512 though the CPU has.
+#: PoCL still reports a preferred float vector width of 16 there, and LLVM aborts the process on some
+#: 16-wide vector code, so the width comes from the target's name.
+AVX512_TARGETS = frozenset(
+    {"skylake-avx512", "cascadelake", "cooperlake", "cannonlake", "icelake-client", "icelake-server", "tigerlake",
+     "rocketlake", "sapphirerapids", "emeraldrapids", "graniterapids", "graniterapids-d", "znver4", "znver5",
+     "knl", "knm", "x86-64-v4"}
+)  # fmt: skip
+
+
+def vector_bytes(version: str, preferred_float_width: int) -> int:
+    """Bytes in a vector register of the device's compile target (what ``float16``-style vectors map to).
+
+    ``version`` is the device's version string: PoCL's names the target CPU (``HSTR: ...-znver3``); other
+    drivers' widths come from ``preferred_float_width``.
+    """
+    if "HSTR:" in version:
+        target = version.split("HSTR:", 1)[1].split()[0]
+        return 64 if any(target.endswith("-" + cpu) for cpu in AVX512_TARGETS) else 32
+    return max(16, 4 * preferred_float_width)
+
+
 @dataclass
 class DeviceRuntime:
     """One OpenCL device: its context, its queue, its capabilities and its built programs."""
@@ -42,6 +66,15 @@ class DeviceRuntime:
     def has_fp16(self) -> bool:
         """Whether the device has half precision arithmetic (``cl_khr_fp16``)."""
         return "cl_khr_fp16" in self.extensions
+
+    @property
+    def vector_bytes(self) -> int:
+        """Bytes in one vector register of the code the device compiles (see :func:`vector_bytes`)."""
+        return vector_bytes(self.device.version, self.device.preferred_vector_width_float)
+
+    def lanes(self, dtype: str) -> int:
+        """Elements of ``dtype`` (float32 or float64) in one vector register."""
+        return self.vector_bytes // (4 if dtype == "float32" else 8)
 
     @property
     def is_cpu(self) -> bool:

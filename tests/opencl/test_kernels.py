@@ -231,3 +231,21 @@ def test_binary_prims_with_integer_forms_run_on_the_device_for_every_dtype(ocl, 
     got = host(getattr(P, name)(dev(x), dev(y)))
     assert sum(_fallback.calls.values()) == before
     np.testing.assert_allclose(got, oracle(x, y), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("version", "preferred", "expected"),
+    [
+        ("OpenCL 3.0 PoCL HSTR: pthread-x86_64-unknown-linux-gnu-znver3", 16, 32),  # Zen 4 under LLVM 14
+        ("OpenCL 3.0 PoCL HSTR: pthread-x86_64-unknown-linux-gnu-znver4", 16, 64),
+        ("OpenCL 3.0 PoCL HSTR: pthread-x86_64-unknown-linux-gnu-sapphirerapids", 16, 64),
+        ("OpenCL 3.0 PoCL HSTR: pthread-x86_64-unknown-linux-gnu-skylake-avx512", 16, 64),
+        ("OpenCL 3.0 PoCL HSTR: pthread-x86_64-unknown-linux-gnu-skylake", 8, 32),
+        ("OpenCL 3.0 (Build 0)", 8, 32),  # another driver: its preferred width
+        ("OpenCL 3.0 (Build 0)", 16, 64),
+    ],
+)
+def test_vector_width_comes_from_the_compile_target(version, preferred, expected):
+    from opweave_opencl._runtime import vector_bytes
+
+    assert vector_bytes(version, preferred) == expected

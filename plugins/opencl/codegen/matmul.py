@@ -86,13 +86,12 @@ def program(dialect, dtype: str) -> str:
 
 
 #: Register blocking of the packed kernel on CPU devices: each work item computes ``ROWS`` rows by
-#: ``VECTORS`` vectors of C (``ROWS * VECTORS`` accumulators, lanes per vector from ``LANES``).
+#: ``VECTORS`` vectors of C (``ROWS * VECTORS`` accumulators of one vector register each).
 ROWS = 8
 VECTORS = 2
-LANES = {"float32": 16, "float64": 8}
 
 
-def packed_program(dialect, dtype: str, rows: int = ROWS, vectors: int = VECTORS) -> str:
+def packed_program(dialect, dtype: str, lanes: int, rows: int = ROWS, vectors: int = VECTORS) -> str:
     """``pack_a``, ``pack_b`` and ``bmm_packed``: a register-blocked matmul for CPU devices (float32/float64).
 
     ``pack_b`` copies B (any strides) into panels of ``vectors * lanes`` columns, ``[batch][panel][k][col]``,
@@ -102,7 +101,7 @@ def packed_program(dialect, dtype: str, rows: int = ROWS, vectors: int = VECTORS
     ``k``, the B panel row's vectors and one broadcast element per row of A. Items that share a B panel
     are consecutive, so it stays in cache while they run.
     """
-    t, w = dialect.type_name(dtype), LANES[dtype]
+    t, w = dialect.type_name(dtype), lanes
     v = dialect.vector_type(t, w)
     pw = w * vectors
     pack_a = dialect.kernel(

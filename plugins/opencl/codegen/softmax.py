@@ -13,13 +13,10 @@ from __future__ import annotations
 
 from .common import header
 
-#: Lanes of the vector path per dtype.
-LANES = {"float32": 16, "float64": 8}
 
-
-def program(dialect, dtype: str) -> str:
-    """The ``softmax_rows`` and ``log_softmax_rows`` kernels for ``dtype`` (float32 or float64)."""
-    t, w = dialect.type_name(dtype), LANES[dtype]
+def program(dialect, dtype: str, lanes: int) -> str:
+    """The ``softmax_rows`` and ``log_softmax_rows`` kernels for ``dtype`` (float32 or float64), ``lanes`` wide."""
+    t, w = dialect.type_name(dtype), lanes
     v, g = dialect.vector_type(t, w), dialect.global_prefix
     params = [dialect.buffer(t, "out"), dialect.buffer(t, "x", const=True), "long xo", "long rows", "long n"]
     element = dialect.aligned_load(v, "row", "i")

@@ -123,7 +123,8 @@ def _softmax(packet_name: str, log: bool, internal: bool):
             return reference(self, dim, third)
         n = self._shape[-1]
         out = empty(self._shape, self._dtype, self._device)
-        k = program_kernels(rt, ("softmax", d), lambda: softmax_gen.program(OPENCL, d))[name]
+        lanes = rt.lanes(d)
+        k = program_kernels(rt, ("softmax", d, lanes), lambda: softmax_gen.program(OPENCL, d, lanes))[name]
         rows = self.numel() // n
         launch(rt, k, rows, buf(out), buf(self), i64(self._offset), i64(rows), i64(n))
         return out

@@ -28,7 +28,7 @@ def bmm_into(out, a, b, batch_strides_a, batch_strides_b, batch: int) -> None:
         return complex_bmm_into(out, a, b, batch_strides_a, batch_strides_b, batch)
     rt = runtime_of(a)
     d = dname(a)
-    if d in gen.LANES and rt.is_cpu and m * n * k >= PACKED_MIN and rt.device.mem_base_addr_align >= 512:
+    if d in ("float32", "float64") and rt.is_cpu and m * n * k >= PACKED_MIN and rt.device.mem_base_addr_align >= 512:
         return _bmm_packed(rt, d, out, a, b, batch_strides_a, batch_strides_b, batch)
     kern = program_kernels(rt, ("bmm", d), lambda: gen.program(OPENCL, d))["bmm"]
     sa, sb = a.stride(), b.stride()
@@ -49,8 +49,9 @@ PACKED_MIN = 1 << 18
 def _bmm_packed(rt, d: str, out, a, b, batch_strides_a, batch_strides_b, batch: int) -> None:
     """``out = a @ b`` through ``pack_a``, ``pack_b`` and ``bmm_packed`` (panels in fresh, aligned buffers)."""
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    ks = program_kernels(rt, ("bmm_packed", d), lambda: gen.packed_program(OPENCL, d))
-    rows, width = gen.ROWS, gen.LANES[d] * gen.VECTORS
+    lanes = rt.lanes(d)
+    ks = program_kernels(rt, ("bmm_packed", d, lanes), lambda: gen.packed_program(OPENCL, d, lanes))
+    rows, width = gen.ROWS, lanes * gen.VECTORS
     mb, nb = -(-m // rows), -(-n // width)
     a_panels = empty((batch * mb * k * rows,), a.dtype, a.device)
     b_panels = empty((batch * nb * k * width,), a.dtype, a.device)
