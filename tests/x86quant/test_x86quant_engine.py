@@ -118,9 +118,7 @@ def test_linear_primitive_runs_the_kernel_the_op_uses():
 def test_linear_primitive_refuses_weights_the_engine_cannot_run():
     import opweave_x86quant
 
-    w = ow.quantize_per_channel(
-        ow.ones(2, 4), ow.tensor([0.1, 0.2], dtype=ow.float64), ow.tensor([0, 1]), 0, ow.qint8
-    )
+    w = ow.quantize_per_channel(ow.ones(2, 4), ow.tensor([0.1, 0.2], dtype=ow.float64), ow.tensor([0, 1]), 0, ow.qint8)
     x = qtensor(np.zeros((1, 4), np.uint8), 0.05, 3)
     with pytest.raises(RuntimeError, match="linear_primitive.*zero points"):
         opweave_x86quant.linear_primitive(x, quantized.linear_prepack(w), 0.1, 10)

@@ -106,7 +106,14 @@ inline @C owc_expm1_@s(@C z) {
     @T h = sin(z.y / 2);
     return owc_make_@s(expm1(z.x) * cos(z.y) - 2 * h * h, exp(z.x) * sin(z.y));
 }
-inline @C owc_log1p_@s(@C z) { return owc_make_@s(log(hypot(z.x + 1, z.y)), atan2(z.y, z.x + 1)); }
+inline @C owc_log1p_@s(@C z) {  /* PyTorch's form: |1 + z|^2 - 1 without the cancellation for small |z| */
+    @T x = z.x, y = z.y, theta = atan2(y, x + 1);
+    if (hypot(x, y) < (@T)0.5) {
+        @T r = x * (2 + x) + y * y;
+        return owc_make_@s(r == 0 ? x : (@T)0.5 * log1p(r), theta);
+    }
+    return owc_make_@s(log(hypot(x + 1, y)), theta);
+}
 inline @C owc_pow_@s(@C a, @C b) {
     if (b.x == 0 && b.y == 0) return owc_make_@s(1, 0);
     if (a.x == 0 && a.y == 0) return (b.x > 0 && b.y == 0) ? owc_make_@s(0, 0) : owc_make_@s(NAN, NAN);

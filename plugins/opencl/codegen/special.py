@@ -118,7 +118,7 @@ _ERF = """
 
 _GAMMA = """
 @FN@ double ow_lgamma(double x) {
-    if (x == -INFINITY) return -INFINITY;  /* the CPU kernel's (SciPy's) value */
+    if (x == -INFINITY) return INFINITY;  /* as PyTorch and C99 (PoCL gives -inf) */
     return lgamma(x);
 }
 

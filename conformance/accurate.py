@@ -1,0 +1,277 @@
+"""Oracles for the math functions that share no code with the CPU backend's kernels.
+
+The CPU backend computes ``sin``, ``erf``, ``i0``... with the NumPy and SciPy calls a plain
+oracle would make, so on the CPU such an oracle checks layouts, dtypes and special values but
+never a digit. These oracles compute elsewhere:
+
+* :func:`extended` runs a NumPy ufunc in ``long double`` (the C library's ``sinl``, ``csinl``...,
+  a 64-bit mantissa on x86-64) and rounds the result to float64 / complex128. Where ``long
+  double`` is no wider than ``double`` (MSVC, Apple silicon) it is the plain ufunc, and
+  :data:`EXTENDED` is False.
+* :func:`multiprecision` evaluates a function element by element with mpmath at
+  :data:`PRECISION` bits. Each function below writes out its values at +-inf, at its poles and
+  outside its domain as PyTorch returns them (they were read off PyTorch 2.13 on the CPU), and
+  leaves every finite value inside the domain to mpmath.
+
+The op database uses them for the math functions; a backend's own tests may use them too
+(``from opweave_conformance import accurate``). ``tests/test_accurate_oracles.py`` checks them
+against tabulated values and identities.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import mpmath
+import numpy as np
+
+EXTENDED = np.finfo(np.longdouble).nmant > np.finfo(np.float64).nmant
+PRECISION = 120  # bits: float64's 53 and room for the cancellations in erfcx and the scaled Bessel functions
+_PI = np.longdouble("3.14159265358979323846264338327950288")
+_INF, _NAN = math.inf, math.nan
+_CTX = mpmath.MPContext()
+_CTX.prec = PRECISION
+
+
+def extended(ufunc):
+    """An oracle: ``ufunc`` in (complex) long double, rounded to float64 / complex128."""
+
+    def oracle(*xs):
+        wide = [np.asarray(x) for x in xs]
+        wide = [x.astype(np.clongdouble if x.dtype.kind == "c" else np.longdouble) for x in wide]
+        with np.errstate(all="ignore"):
+            out = np.asarray(ufunc(*wide))
+        return out.astype(np.complex128 if out.dtype.kind == "c" else np.float64)
+
+    oracle.__name__ = oracle.__qualname__ = f"extended_{getattr(ufunc, '__name__', 'fn')}"
+    return oracle
+
+
+def sinc(x):
+    """Normalised ``sin(pi x) / (pi x)`` (1 at 0) in long double, with a long double pi."""
+    x = np.asarray(x)
+    x = x.astype(np.clongdouble if x.dtype.kind == "c" else np.longdouble)
+    y = _PI * x
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(x == 0, 1, np.sin(y) / np.where(x == 0, 1, y))
+    return out.astype(np.complex128 if out.dtype.kind == "c" else np.float64)
+
+
+def log1p(x):
+    """``log(1 + x)``: real values in long double, finite complex ones with mpmath.
+
+    NumPy's complex ``log1p`` is ``log(1 + x)``, in long double too, which loses the digits of a
+    small ``|x|``; its values at infinities and nan are C99's and are kept.
+    """
+    x = np.asarray(x)
+    out = extended(np.log1p)(x)
+    if x.dtype.kind == "c":
+        finite = np.isfinite(x)
+        values = x[finite].astype(np.complex128).reshape(-1)
+        logs = [complex(_CTX.log1p(_CTX.mpc(v.real, v.imag))) for v in values]
+        # mpmath has no signed zero: on the real axis the imaginary part takes the sign of x's
+        out[finite] = [
+            complex(w.real, math.copysign(w.imag, v.imag) if v.imag == 0 else w.imag) for v, w in zip(values, logs)
+        ]
+    return out
+
+
+def multiprecision(fn):
+    """An oracle: ``fn(ctx, *floats)`` per element (nan in, nan out), as float64."""
+    ctx = mpmath.MPContext()
+    ctx.prec = PRECISION
+
+    @functools.lru_cache(maxsize=1 << 16)  # an op's variants (out=, in-place, prims::) see the same values
+    def cached(*keys):
+        xs = keys[::2]  # each value is followed by its sign, so that 0.0 and -0.0 are cached apart
+        if any(math.isnan(x) for x in xs):
+            return _NAN
+        return float(fn(ctx, *xs))
+
+    def element(*xs):
+        return cached(*(v for x in xs for v in (float(x), math.copysign(1.0, x))))
+
+    vectorised = np.frompyfunc(element, fn.__code__.co_argcount - 1, 1)
+
+    def oracle(*xs):
+        return np.asarray(vectorised(*[np.asarray(x, np.float64) for x in xs]), np.float64)
+
+    oracle.__name__ = oracle.__qualname__ = f"multiprecision_{fn.__name__.lstrip('_')}"
+    return oracle
+
+
+def _is_pole(x: float) -> bool:
+    """Zero or a negative integer: the poles of the gamma function."""
+    return x <= 0 and x == math.floor(x)
+
+
+def _erf(ctx, x):
+    return x if x == 0 else ctx.erf(x)  # keeps the sign of -0.0
+
+
+def _erfc(ctx, x):
+    return ctx.erfc(x)
+
+
+def _erfcx(ctx, x):
+    if math.isinf(x):
+        return 0.0 if x > 0 else _INF
+    return ctx.exp(ctx.mpf(x) ** 2) * ctx.erfc(x)
+
+
+def _erfinv(ctx, x):
+    if abs(x) >= 1:
+        return math.copysign(_INF, x) if abs(x) == 1 else _NAN
+    return x if x == 0 else ctx.erfinv(x)
+
+
+def _lgamma(ctx, x):
+    if math.isinf(x) or _is_pole(x):
+        return _INF
+    return ctx.loggamma(x) if x > 0 else ctx.log(abs(ctx.gamma(x)))
+
+
+def _digamma(ctx, x):
+    if math.isinf(x):
+        return _INF if x > 0 else _NAN
+    if x == 0:
+        return math.copysign(_INF, -math.copysign(1.0, x))  # -inf at +0, +inf at -0
+    return _NAN if _is_pole(x) else ctx.digamma(x)
+
+
+def _ndtr(ctx, x):
+    return ctx.ncdf(x)
+
+
+def _ndtri(ctx, p):
+    if not 0 <= p <= 1:
+        return _NAN
+    if p in (0, 1):
+        return _INF if p == 1 else -_INF
+    # 2p - 1 must be exact for tiny p: enough bits to span p's exponent and 1
+    with ctx.workprec(PRECISION + max(0, -math.frexp(p)[1])):
+        return ctx.sqrt(2) * ctx.erfinv(2 * ctx.mpf(p) - 1)
+
+
+def _log_ndtr(ctx, x):
+    if math.isinf(x):
+        return 0.0 if x > 0 else -_INF
+    if x > 0:  # ncdf(x) rounds to 1 for large x: the logarithm of 1 - ncdf(-x) keeps its digits
+        return ctx.log1p(-ctx.ncdf(-x))
+    return ctx.log(ctx.ncdf(x))
+
+
+def _bessel_i(order: int, scaled: bool):
+    def fn(ctx, x):
+        if math.isinf(x):
+            return math.copysign(0.0, x if order else 1.0) if scaled else _NAN
+        value = ctx.besseli(order, x)
+        return value * ctx.exp(-abs(ctx.mpf(x))) if scaled else value
+
+    fn.__name__ = f"bessel_i{order}{'e' if scaled else ''}"
+    return fn
+
+
+def _bessel_j(order: int):
+    def fn(ctx, x):
+        if math.isinf(x):
+            return _NAN
+        return x if x == 0 and order == 1 else ctx.besselj(order, x)  # J1 is odd: -0.0 at -0.0
+
+    fn.__name__ = f"bessel_j{order}"
+    return fn
+
+
+def _bessel_y(order: int):
+    def fn(ctx, x):
+        if math.isinf(x) or x < 0:
+            return _NAN
+        return -_INF if x == 0 else ctx.bessely(order, x)
+
+    fn.__name__ = f"bessel_y{order}"
+    return fn
+
+
+def _bessel_k(order: int, scaled: bool):
+    def fn(ctx, x):
+        if x < 0:
+            return _NAN
+        if x == 0 or math.isinf(x):
+            return _INF if x == 0 else 0.0
+        value = ctx.besselk(order, x)
+        return value * ctx.exp(x) if scaled else value
+
+    fn.__name__ = f"bessel_k{order}{'e' if scaled else ''}"
+    return fn
+
+
+def _spherical_j0(ctx, x):
+    if math.isinf(x):
+        return 0.0
+    return 1.0 if x == 0 else ctx.sin(x) / x
+
+
+def _airy_ai(ctx, x):
+    return _NAN if math.isinf(x) else ctx.airyai(x)
+
+
+def _entr(ctx, x):
+    if x < 0 or math.isinf(x):
+        return -_INF
+    return 0.0 if x == 0 else -ctx.mpf(x) * ctx.log(x)
+
+
+def _zeta(ctx, x, q):
+    """Hurwitz zeta ``sum((k + q) ** -x)``, with Cephes' (and PyTorch's) answers off its domain."""
+    if x < 1:
+        return _NAN
+    if x == 1:
+        return _INF
+    if q <= 0:
+        if q == math.floor(q):
+            return _INF
+        if x != math.floor(x):
+            return _NAN
+    return ctx.zeta(x, q)
+
+
+def _igamma(ctx, a, x):
+    """The regularised lower incomplete gamma function ``P(a, x)``."""
+    if a < 0 or x < 0:
+        return _NAN
+    if x == 0 or math.isinf(x):
+        return 0.0 if x == 0 else 1.0
+    return ctx.gammainc(a, 0, x, regularized=True)
+
+
+def _igammac(ctx, a, x):
+    """The regularised upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``."""
+    if a < 0 or x < 0:
+        return _NAN
+    if x == 0 or math.isinf(x):
+        return 1.0 if x == 0 else 0.0
+    return ctx.gammainc(a, x, ctx.inf, regularized=True)
+
+
+erf = multiprecision(_erf)
+erfc = multiprecision(_erfc)
+erfcx = multiprecision(_erfcx)
+erfinv = multiprecision(_erfinv)
+lgamma = multiprecision(_lgamma)
+digamma = multiprecision(_digamma)
+ndtr = multiprecision(_ndtr)
+ndtri = multiprecision(_ndtri)
+log_ndtr = multiprecision(_log_ndtr)
+i0, i0e = multiprecision(_bessel_i(0, False)), multiprecision(_bessel_i(0, True))
+i1, i1e = multiprecision(_bessel_i(1, False)), multiprecision(_bessel_i(1, True))
+j0, j1 = multiprecision(_bessel_j(0)), multiprecision(_bessel_j(1))
+y0, y1 = multiprecision(_bessel_y(0)), multiprecision(_bessel_y(1))
+k0, k0e = multiprecision(_bessel_k(0, False)), multiprecision(_bessel_k(0, True))
+k1, k1e = multiprecision(_bessel_k(1, False)), multiprecision(_bessel_k(1, True))
+spherical_j0 = multiprecision(_spherical_j0)
+airy_ai = multiprecision(_airy_ai)
+entr = multiprecision(_entr)
+zeta = multiprecision(_zeta)
+igamma = multiprecision(_igamma)
+igammac = multiprecision(_igammac)
