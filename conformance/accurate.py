@@ -77,17 +77,20 @@ def log1p(x):
     return out
 
 
-def multiprecision(fn):
-    """An oracle: ``fn(ctx, *floats)`` per element (nan in, nan out), as float64."""
+def multiprecision(fn, nan_in_nan_out: bool = True):
+    """An oracle: ``fn(ctx, *floats)`` per element, as float64 (nan in, nan out unless ``fn`` says otherwise)."""
     ctx = mpmath.MPContext()
     ctx.prec = PRECISION
 
     @functools.lru_cache(maxsize=1 << 16)  # an op's variants (out=, in-place, prims::) see the same values
     def cached(*keys):
         xs = keys[::2]  # each value is followed by its sign, so that 0.0 and -0.0 are cached apart
-        if any(math.isnan(x) for x in xs):
+        if nan_in_nan_out and any(math.isnan(x) for x in xs):
             return _NAN
-        return float(fn(ctx, *xs))
+        value = fn(ctx, *xs)
+        if isinstance(value, mpmath.mpc):  # a real function's value with a rounding-level imaginary part
+            value = value.real if abs(value.imag) <= abs(value.real) * 2.0**-100 else _NAN
+        return float(value)
 
     def element(*xs):
         return cached(*(v for x in xs for v in (float(x), math.copysign(1.0, x))))
@@ -95,7 +98,8 @@ def multiprecision(fn):
     vectorised = np.frompyfunc(element, fn.__code__.co_argcount - 1, 1)
 
     def oracle(*xs):
-        return np.asarray(vectorised(*[np.asarray(x, np.float64) for x in xs]), np.float64)
+        with np.errstate(all="ignore"):
+            return np.asarray(vectorised(*[np.asarray(x, np.float64) for x in xs]), np.float64)
 
     oracle.__name__ = oracle.__qualname__ = f"multiprecision_{fn.__name__.lstrip('_')}"
     return oracle
@@ -103,7 +107,7 @@ def multiprecision(fn):
 
 def _is_pole(x: float) -> bool:
     """Zero or a negative integer: the poles of the gamma function."""
-    return x <= 0 and x == math.floor(x)
+    return x <= 0 and math.isfinite(x) and x == math.floor(x)
 
 
 def _erf(ctx, x):
@@ -223,35 +227,59 @@ def _entr(ctx, x):
 
 
 def _zeta(ctx, x, q):
-    """Hurwitz zeta ``sum((k + q) ** -x)``, with Cephes' (and PyTorch's) answers off its domain."""
-    if x < 1:
-        return _NAN
+    """Hurwitz zeta ``sum((k + q) ** -x)``, with Cephes' answers off its domain, in its order (so that
+    ``zeta(1, nan)`` and ``zeta(nan, -2)`` are inf), as PyTorch gives them, except at ``q = +inf``: 0 here,
+    the limit, where PyTorch 2.13 gives nan."""
     if x == 1:
         return _INF
+    if x < 1:
+        return _NAN
     if q <= 0:
-        if q == math.floor(q):
+        if math.isinf(q) or q == math.floor(q):
             return _INF
-        if x != math.floor(x):
+        if math.isinf(x):  # some k + q lies strictly between -1 and 1, and its power -inf is inf
+            return _INF
+        if math.isnan(x) or x != math.floor(x):
             return _NAN
+        shift = math.ceil(-q)  # zeta(x, q) = zeta(x, q + n) + sum((q + k) ** -x for k < n)
+        if shift > 10_000:
+            return _NAN
+        return ctx.zeta(x, q + shift) + ctx.fsum(ctx.power(ctx.mpf(q) + k, -x) for k in range(shift))
+    if math.isnan(x) or math.isnan(q):
+        return _NAN
+    if math.isinf(q):
+        return 0.0
+    if math.isinf(x):
+        return 1.0 if q == 1 else (_INF if q < 1 else _NAN)  # Cephes' nan for q > 1 (the limit is 0)
     return ctx.zeta(x, q)
+
+
+def _incomplete_gamma_special(a, x, lower: bool):
+    """PyTorch's answers for ``igamma``/``igammac`` (``lower``/upper) off the plain domain, in the order its
+    scalar kernel tests them; None where the value is the integral's."""
+    if x < 0 or a < 0:
+        return _NAN
+    if a == 0:
+        return (1.0 if lower else 0.0) if x > 0 else _NAN
+    if x == 0:
+        return 0.0 if lower else 1.0
+    if math.isinf(a):
+        return _NAN if math.isinf(x) else (0.0 if lower else 1.0)
+    if math.isinf(x):
+        return 1.0 if lower else 0.0
+    return None
 
 
 def _igamma(ctx, a, x):
     """The regularised lower incomplete gamma function ``P(a, x)``."""
-    if a < 0 or x < 0:
-        return _NAN
-    if x == 0 or math.isinf(x):
-        return 0.0 if x == 0 else 1.0
-    return ctx.gammainc(a, 0, x, regularized=True)
+    special = _incomplete_gamma_special(a, x, True)
+    return special if special is not None else ctx.gammainc(a, 0, x, regularized=True)
 
 
 def _igammac(ctx, a, x):
     """The regularised upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``."""
-    if a < 0 or x < 0:
-        return _NAN
-    if x == 0 or math.isinf(x):
-        return 1.0 if x == 0 else 0.0
-    return ctx.gammainc(a, x, ctx.inf, regularized=True)
+    special = _incomplete_gamma_special(a, x, False)
+    return special if special is not None else ctx.gammainc(a, x, ctx.inf, regularized=True)
 
 
 erf = multiprecision(_erf)
@@ -272,6 +300,6 @@ k1, k1e = multiprecision(_bessel_k(1, False)), multiprecision(_bessel_k(1, True)
 spherical_j0 = multiprecision(_spherical_j0)
 airy_ai = multiprecision(_airy_ai)
 entr = multiprecision(_entr)
-zeta = multiprecision(_zeta)
+zeta = multiprecision(_zeta, nan_in_nan_out=False)
 igamma = multiprecision(_igamma)
 igammac = multiprecision(_igammac)

@@ -135,3 +135,23 @@ def test_extended_is_wider_than_double():
 def test_sinc_is_exact_at_integers_up_to_the_rounding_of_pi():
     got = acc.sinc(np.array([0.0, 1.0, -2.0, 0.5, 1e-300]))
     np.testing.assert_allclose(got, [1, 0, 0, 2 / math.pi, 1], atol=1e-18)
+
+
+def test_zeta_off_its_domain_answers_as_cephes_and_pytorch():
+    inf, nan = math.inf, math.nan
+    cases = [
+        ((1.0, nan), inf),  # x == 1 is tested first
+        ((nan, -2.0), inf),  # then a non-positive integer q
+        ((inf, -0.41), inf),
+        ((inf, 1.0), 1.0),
+        ((inf, 1.5), nan),
+        ((2.0, -inf), inf),
+        ((2.0, inf), 0.0),  # the limit (PyTorch 2.13 gives nan)
+        ((0.5, 2.0), nan),
+        ((2.0, -2.5), 1 / 2.5**2 + 1 / 1.5**2 + 1 / 0.5**2 + float(acc.zeta(np.array(2.0), np.array(0.5)))),
+        ((2.0, 0.5), math.pi**2 / 2),  # zeta(2, 1/2) = (2^2 - 1) zeta(2)
+    ]
+    x, q = (np.array(v) for v in zip(*[args for args, _ in cases]))
+    got = acc.zeta(x, q)
+    for (args, want), g in zip(cases, got):
+        assert (math.isnan(g) and math.isnan(want)) or g == pytest.approx(want, rel=1e-14), (args, g, want)
