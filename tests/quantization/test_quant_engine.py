@@ -9,6 +9,9 @@ from opweave.quantization import _engine
 
 @pytest.fixture
 def restore_engines():
+    """Restore the declared engines and the selection. Plugins are loaded first: a test that loaded them
+    itself would otherwise restore a table without their engines, for every later test of the process."""
+    _engine.ensure_plugins_loaded()
     saved_engines, saved_selected = dict(_engine._engines), _engine._selected
     yield
     _engine._engines.clear()
