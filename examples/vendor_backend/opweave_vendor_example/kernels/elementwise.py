@@ -36,6 +36,16 @@ def _complex_or(real, cplx):
     return lambda x: cplx(x) if x.dtype.kind == "c" else real(x)
 
 
+def _complex_log1p(z):
+    """PyTorch's ``log1p`` of complex ``z``: ``|1 + z|^2 - 1`` formed without cancellation when ``|z| < 0.5``."""
+    x, y = z.real, z.imag
+    r = x * (2 + x) + y * y
+    out = np.empty_like(z)
+    out.real = np.where(np.abs(z) < 0.5, np.where(r == 0, x, 0.5 * np.log1p(r)), np.log(np.hypot(x + 1, y)))
+    out.imag = np.arctan2(y, x + 1)
+    return out
+
+
 def _sgn(x):
     mag = np.abs(x)
     return np.where(mag == 0, 0, x / np.where(mag == 0, 1, mag))
@@ -44,7 +54,8 @@ def _sgn(x):
 UNARY_FNS = {
     "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin, "asinh": np.arcsinh, "atan": np.arctan,
     "atanh": np.arctanh, "cos": np.cos, "cosh": np.cosh, "sin": np.sin, "sinh": np.sinh, "tan": np.tan,
-    "tanh": np.tanh, "exp": np.exp, "expm1": np.expm1, "log": np.log, "log1p": np.log1p, "log2": np.log2,
+    "tanh": np.tanh, "exp": np.exp, "expm1": np.expm1, "log": np.log, "log1p": _complex_or(np.log1p, _complex_log1p),
+    "log2": np.log2,
     "log10": np.log10, "sqrt": np.sqrt, "sinc": np.sinc, "cbrt": np.cbrt,
     "exp2": _complex_or(np.exp2, lambda z: np.exp(z.real.dtype.type(math.log(2)) * z)),
     "rsqrt": lambda x: 1 / np.sqrt(x),
