@@ -88,7 +88,7 @@ def multiprecision(fn, nan_in_nan_out: bool = True):
         if nan_in_nan_out and any(math.isnan(x) for x in xs):
             return _NAN
         value = fn(ctx, *xs)
-        if isinstance(value, mpmath.mpc):  # a real function's value with a rounding-level imaginary part
+        if isinstance(value, ctx.mpc):  # a real function's value with a rounding-level imaginary part
             value = value.real if abs(value.imag) <= abs(value.real) * 2.0**-100 else _NAN
         return float(value)
 
