@@ -49,9 +49,9 @@ PACKED_MIN = 1 << 18
 def _bmm_packed(rt, d: str, out, a, b, batch_strides_a, batch_strides_b, batch: int) -> None:
     """``out = a @ b`` through ``pack_a``, ``pack_b`` and ``bmm_packed`` (panels in fresh, aligned buffers)."""
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    lanes = rt.lanes(d)
-    ks = program_kernels(rt, ("bmm_packed", d, lanes), lambda: gen.packed_program(OPENCL, d, lanes))
-    rows, width = gen.ROWS, lanes * gen.VECTORS
+    lanes, rows = rt.lanes(d), gen.rows_for(rt.vector_bytes)
+    ks = program_kernels(rt, ("bmm_packed", d, lanes, rows), lambda: gen.packed_program(OPENCL, d, lanes, rows))
+    width = lanes * gen.VECTORS
     mb, nb = -(-m // rows), -(-n // width)
     a_panels = empty((batch * mb * k * rows,), a.dtype, a.device)
     b_panels = empty((batch * nb * k * width,), a.dtype, a.device)
