@@ -48,14 +48,13 @@ def extended(ufunc):
     return oracle
 
 
-def sinc(x):
-    """Normalised ``sin(pi x) / (pi x)`` (1 at 0) in long double, with a long double pi."""
-    x = np.asarray(x)
-    x = x.astype(np.clongdouble if x.dtype.kind == "c" else np.longdouble)
+def _normalised_sinc(x):
+    """``sin(pi x) / (pi x)`` (1 at 0) with a long double pi, for :func:`extended` to run in long double."""
     y = _PI * x
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = np.where(x == 0, 1, np.sin(y) / np.where(x == 0, 1, y))
-    return out.astype(np.complex128 if out.dtype.kind == "c" else np.float64)
+    return np.where(x == 0, 1, np.sin(y) / np.where(x == 0, 1, y))
+
+
+sinc = extended(_normalised_sinc)
 
 
 def log1p(x):
@@ -79,8 +78,7 @@ def log1p(x):
 
 def multiprecision(fn, nan_in_nan_out: bool = True):
     """An oracle: ``fn(ctx, *floats)`` per element, as float64 (nan in, nan out unless ``fn`` says otherwise)."""
-    ctx = mpmath.MPContext()
-    ctx.prec = PRECISION
+    ctx = _CTX
 
     @functools.lru_cache(maxsize=1 << 16)  # an op's variants (out=, in-place, prims::) see the same values
     def cached(*keys):

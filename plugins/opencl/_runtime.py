@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass, field
+from functools import cached_property
 
 _lock = threading.RLock()
 _devices: list | None = None
@@ -67,9 +68,9 @@ class DeviceRuntime:
         """Whether the device has half precision arithmetic (``cl_khr_fp16``)."""
         return "cl_khr_fp16" in self.extensions
 
-    @property
+    @cached_property
     def vector_bytes(self) -> int:
-        """Bytes in one vector register of the code the device compiles (see :func:`vector_bytes`)."""
+        """Bytes in one vector register of the code the device compiles (see :func:`vector_bytes`; read once)."""
         return vector_bytes(self.device.version, self.device.preferred_vector_width_float)
 
     def lanes(self, dtype: str) -> int:

@@ -70,8 +70,8 @@ def linear_primitive(X, W_prepack, Y_scale_i: float, Y_zero_point_i: int):
 
     ``run()`` executes the oneDNN primitive alone, on buffers bound once, and returns the quint8 integers
     of the output (one array, overwritten by each run), so ``bench/quant.py`` can tell the plugin's
-    per-call work from the library's; ``implementation`` is
-    oneDNN's name for the kernel it chose (``brg:avx512_core_amx``, ``brg:avx512_core_vnni``, ...).
+    per-call work from the library's. ``implementation`` is oneDNN's name for the kernel it chose
+    (``brg:avx512_core_amx``, ``brg:avx512_core_vnni``, ...).
     Raises ``RuntimeError`` when the engine cannot run this call.
     """
     import numpy as np
@@ -83,9 +83,8 @@ def linear_primitive(X, W_prepack, Y_scale_i: float, Y_zero_point_i: int):
     pack = linear_pack(W_prepack)
     if not pack.supported:
         raise RuntimeError(f"linear_primitive: the x86 engine cannot run this weight: {pack.reason}")
-    qx = X._qparams
     x = X.int_repr().numpy().reshape(-1, pack.in_features)
-    exe, buffers, out = pack.bind(x, qx.scale, qx.zero_point, np.uint8, Y_scale_i, Y_zero_point_i)
+    exe, buffers, out = pack.bind(x, X.q_scale(), X.q_zero_point(), np.uint8, Y_scale_i, Y_zero_point_i)
     if exe is None:
         raise RuntimeError("linear_primitive: X has no rows")
 

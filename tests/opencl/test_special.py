@@ -87,12 +87,12 @@ PROB = np.concatenate([np.linspace(0, 1, 1001), TAILS, 1 - 10.0 ** -np.arange(1,
 UNIT = np.concatenate([2 * PROB - 1, 1 - PROB, [1 - 2**-53, -1 + 2**-53]])
 
 
-# name -> (SciPy reference, inputs, rtol, atol) for float64
 def _lgamma(x):
     """SciPy's ``gammaln``, with PyTorch's (and C99's) +inf at -inf where SciPy gives -inf."""
     return np.where(x == -np.inf, np.inf, sp.gammaln(x))
 
 
+# name -> (SciPy reference, inputs, rtol, atol) for float64
 UNARY = {
     "erf_inv": (sp.erfinv, UNIT, 1e-13, 0),
     "erfcx": (sp.erfcx, WIDE, 1e-13, 0),
