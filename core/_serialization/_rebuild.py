@@ -360,6 +360,7 @@ class Loader:
             ("builtins", "frozenset"): builtins.frozenset,
             ("builtins", "complex"): builtins.complex,
             ("builtins", "bytearray"): builtins.bytearray,
+            ("builtins", "bytes"): builtins.bytes,
             ("builtins", "slice"): builtins.slice,
             ("_codecs", "encode"): encode,
             ("torch", "Size"): Size,

@@ -14,6 +14,7 @@ any code the file names, and is for files you trust.
 
 from __future__ import annotations
 
+import _compat_pickle
 import collections
 import io
 import pickle
@@ -70,6 +71,10 @@ class RestrictedUnpickler:
     # -- globals -----------------------------------------------------------------------------------
 
     def _global(self, module: str, name: str):
+        if (module, name) in _compat_pickle.NAME_MAPPING:  # Python 2 names that protocol 2 writes (__builtin__)
+            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+        elif module in _compat_pickle.IMPORT_MAPPING:
+            module = _compat_pickle.IMPORT_MAPPING[module]
         full = f"{module}.{name}"
         if module.split(".")[0] in _allowlist.BLOCKED_MODULES or full in _allowlist.BLOCKED_MODULES:
             raise pickle.UnpicklingError(
