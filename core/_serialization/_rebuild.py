@@ -33,6 +33,10 @@ def bad(message: str) -> pickle.UnpicklingError:
     return pickle.UnpicklingError(message)
 
 
+class MapLocationError(TypeError):
+    """``map_location`` is not something ``load`` can use (passes through the unpicklers unchanged)."""
+
+
 class StorageType:
     """A storage class named in a file (``torch.FloatStorage``): its dtype, None for ``UntypedStorage``."""
 
@@ -171,7 +175,7 @@ class Loader:
         elif isinstance(ml, dict):
             name = ml.get(location, location)
         else:
-            raise TypeError(
+            raise MapLocationError(
                 f"{self.where}: map_location must be a str, an opweave.device, a dict or a callable, "
                 f"got {type(ml).__name__}"
             )
@@ -207,7 +211,7 @@ class Loader:
             return result
         if isinstance(result, (str, _device)):
             return _storage_on(host, self._device(result, location))
-        raise TypeError(
+        raise MapLocationError(
             f"{self.where}: map_location returned {type(result).__name__}; expected a Storage, a device or None"
         )
 

@@ -22,7 +22,7 @@ import struct
 from pickle import decode_long
 
 from . import _allowlist
-from ._rebuild import bad
+from ._rebuild import MapLocationError, bad
 
 _UNPACK_I = struct.Struct("<i").unpack
 _UNPACK_H = struct.Struct("<H").unpack
@@ -96,7 +96,7 @@ class RestrictedUnpickler:
         """Interpret the pickle and return its object."""
         try:
             return self._run()
-        except pickle.UnpicklingError:
+        except (pickle.UnpicklingError, MapLocationError):
             raise
         except (IndexError, KeyError, TypeError, ValueError, OverflowError, AttributeError, struct.error) as exc:
             raise bad(f"{self._where}: malformed pickle ({type(exc).__name__}: {exc})") from None
