@@ -126,6 +126,8 @@ class Loader:
         kind, storage_type, key, location, numel = pid
         if kind != "storage":
             raise bad(f"{self.where}: only storages may be persistent ids, got {kind!r}")
+        if isinstance(storage_type, _UnsupportedDtype):
+            raise bad(f"{self.where}: the file holds a {storage_type!r}, whose dtype opweave does not have")
         if not isinstance(storage_type, StorageType):
             raise bad(f"{self.where}: {storage_type!r} is not a storage type")
         if not isinstance(key, str) or not isinstance(location, str):
@@ -379,7 +381,7 @@ class Loader:
         for name, dt in _names.DTYPE_OF_STORAGE_CLASS.items():
             table[("torch", name)] = StorageType(name, dt)
         for name in _names.UNSUPPORTED_STORAGE_CLASSES:
-            table[("torch", name)] = self.unsupported(f"a torch.{name}")
+            table[("torch", name)] = _UnsupportedDtype(name)
         for name in _names.UNSUPPORTED_TORCH_DTYPES:
             table[("torch", name)] = _UnsupportedDtype(name)
         for name, q in _names.QSCHEMES.items():
