@@ -100,7 +100,7 @@ class Describer:
         }
         if t.device.type == "meta":
             return desc
-        desc["storage"] = self.storages.setdefault(t.untyped_storage().data_ptr(), len(self.storages))
+        desc["storage"] = self.storages.setdefault(t.untyped_storage()._cdata, len(self.storages))
         if t.is_quantized:
             if t.qscheme() == torch.per_tensor_affine:
                 desc["quant"] = {"scheme": "per_tensor_affine", "scale": t.q_scale(), "zero_point": t.q_zero_point()}
