@@ -71,7 +71,10 @@ def _arrays(tensors, op: str) -> dict:
             )
         if t.device.type == "meta":
             raise TypeError(f"{op}: {name!r} is a meta tensor (no data); safetensors stores data")
-        out[name] = np.ascontiguousarray(t.numpy(force=True))
+        host = t.numpy(force=True)
+        out[name] = (
+            host if host.flags.c_contiguous else np.array(host, order="C")
+        )  # (ascontiguousarray makes 0-dim 1-dim)
     return out
 
 
