@@ -113,6 +113,9 @@ def from_numpy(array: np.ndarray) -> Tensor:
     if array.size == 0:
         flat = np.empty(0, array.dtype)
         strides = tuple(s // item for s in array.strides)
+    elif array.flags.c_contiguous:
+        flat = array.reshape(-1)
+        strides = tuple(s // item for s in array.strides)
     else:
         span = 1 + builtins.sum((n - 1) * s for n, s in zip(array.shape, array.strides)) // item
         # as_strided rebuilds the array from __array_interface__, which loses ml_dtypes' types: go through void

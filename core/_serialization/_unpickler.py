@@ -102,159 +102,212 @@ class RestrictedUnpickler:
             raise bad(f"{self._where}: malformed pickle ({type(exc).__name__}: {exc})") from None
 
     def _run(self):
-        stack: list = []
-        metastack: list = []
-        memo: dict = {}
-        read = self._read
-        while True:
-            key = self._file.read(1)
+        self._stack: list = []
+        self._metastack: list = []
+        self._memo: dict = {}
+        self._result = _MISSING
+        handlers = self._handlers()
+        read = self._file.read
+        while self._result is _MISSING:
+            key = read(1)
             if not key:
                 raise bad(f"{self._where}: the pickle ends without STOP (truncated)")
-            op = key[0]
-            if op in _CONSTANTS:
-                stack.append(_CONSTANTS[op])
-            elif op == _OP["EMPTY_LIST"]:
-                stack.append([])
-            elif op == _OP["EMPTY_DICT"]:
-                stack.append({})
-            elif op == _OP["EMPTY_TUPLE"]:
-                stack.append(())
-            elif op == _OP["EMPTY_SET"]:
-                stack.append(set())
-            elif op == _OP["BININT1"]:
-                stack.append(read(1)[0])
-            elif op == _OP["BININT2"]:
-                stack.append(_UNPACK_H(read(2))[0])
-            elif op == _OP["BININT"]:
-                stack.append(_UNPACK_I(read(4))[0])
-            elif op == _OP["LONG1"]:
-                stack.append(decode_long(read(read(1)[0])))
-            elif op == _OP["LONG4"]:
-                n = _UNPACK_I(read(4))[0]
-                if n < 0:
-                    raise bad(f"{self._where}: LONG4 with a negative length")
-                stack.append(decode_long(read(n)))
-            elif op == _OP["BINFLOAT"]:
-                stack.append(_UNPACK_D(read(8))[0])
-            elif op in _STRING_OPS:
-                nbytes, kind = _STRING_OPS[op]
-                n = read(1)[0] if nbytes == 1 else (_UNPACK_L(read(4))[0] if nbytes == 4 else _UNPACK_Q(read(8))[0])
-                data = read(n)
-                if kind == "str":
-                    try:
-                        stack.append(data.decode("utf-8", "surrogatepass"))
-                    except UnicodeDecodeError:
-                        raise bad(f"{self._where}: a string is not UTF-8") from None
-                elif kind == "bytearray":
-                    stack.append(bytearray(data))
-                else:
-                    stack.append(data)
-            elif op == _OP["MARK"]:
-                metastack.append(stack)
-                stack = []
-            elif op == _OP["POP"]:
-                stack.pop()
-            elif op == _OP["POP_MARK"]:
-                stack = metastack.pop()
-            elif op == _OP["DUP"]:
-                stack.append(stack[-1])
-            elif op == _OP["TUPLE"]:
-                items, stack = stack, metastack.pop()
-                stack.append(tuple(items))
-            elif op == _OP["TUPLE1"]:
-                stack[-1] = (stack[-1],)
-            elif op == _OP["TUPLE2"]:
-                stack[-2:] = [(stack[-2], stack[-1])]
-            elif op == _OP["TUPLE3"]:
-                stack[-3:] = [(stack[-3], stack[-2], stack[-1])]
-            elif op == _OP["LIST"]:
-                items, stack = stack, metastack.pop()
-                stack.append(items)
-            elif op == _OP["DICT"]:
-                items, stack = stack, metastack.pop()
-                stack.append({items[i]: items[i + 1] for i in range(0, len(items) - 1, 2)})
-            elif op == _OP["APPEND"]:
-                value = stack.pop()
-                self._list(stack[-1], "APPEND").append(value)
-            elif op == _OP["APPENDS"]:
-                items, stack = stack, metastack.pop()
-                self._list(stack[-1], "APPENDS").extend(items)
-            elif op == _OP["SETITEM"]:
-                value, k = stack.pop(), stack.pop()
-                self._dict(stack[-1], "SETITEM")[k] = value
-            elif op == _OP["SETITEMS"]:
-                items, stack = stack, metastack.pop()
-                target = self._dict(stack[-1], "SETITEMS")
-                if len(items) % 2:
-                    raise bad(f"{self._where}: SETITEMS with an odd number of items")
-                for i in range(0, len(items), 2):
-                    target[items[i]] = items[i + 1]
-            elif op == _OP["ADDITEMS"]:
-                items, stack = stack, metastack.pop()
-                if type(stack[-1]) is not set:
-                    raise bad(f"{self._where}: ADDITEMS may only fill a set, got {type(stack[-1]).__name__}")
-                stack[-1].update(items)
-            elif op == _OP["FROZENSET"]:
-                items, stack = stack, metastack.pop()
-                stack.append(frozenset(items))
-            elif op == _OP["GLOBAL"]:
-                module = self._readline()
-                name = self._readline()
-                stack.append(self._global(module, name))
-            elif op == _OP["STACK_GLOBAL"]:
-                name, module = stack.pop(), stack.pop()
-                if type(module) is not str or type(name) is not str:
-                    raise bad(f"{self._where}: STACK_GLOBAL needs two strings")
-                stack.append(self._global(module, name))
-            elif op == _OP["REDUCE"]:
-                args = stack.pop()
-                func = stack[-1]
-                if id(func) not in self._callables or not callable(func):
-                    raise pickle.UnpicklingError(f"{self._where}: weights_only=True refuses to call {func!r}")
-                if type(args) is not tuple:
-                    raise bad(f"{self._where}: REDUCE needs a tuple of arguments")
-                stack[-1] = func(*args)
-            elif op == _OP["NEWOBJ"]:
-                args = stack.pop()
-                cls = stack.pop()
-                stack.append(self._new(cls, args))
-            elif op == _OP["NEWOBJ_EX"]:
-                kwargs, args, cls = stack.pop(), stack.pop(), stack.pop()
-                if kwargs:
-                    raise bad(f"{self._where}: NEWOBJ_EX with keyword arguments is not supported")
-                stack.append(self._new(cls, args))
-            elif op == _OP["BUILD"]:
-                state = stack.pop()
-                self._build(stack[-1], state)
-            elif op == _OP["BINPERSID"]:
-                pid = stack.pop()
-                stack.append(self._persistent_load(pid))
-            elif op == _OP["BINGET"]:
-                stack.append(self._memo_get(memo, read(1)[0]))
-            elif op == _OP["LONG_BINGET"]:
-                stack.append(self._memo_get(memo, _UNPACK_L(read(4))[0]))
-            elif op == _OP["BINPUT"]:
-                memo[read(1)[0]] = stack[-1]
-            elif op == _OP["LONG_BINPUT"]:
-                memo[_UNPACK_L(read(4))[0]] = stack[-1]
-            elif op == _OP["MEMOIZE"]:
-                memo[len(memo)] = stack[-1]
-            elif op == _OP["PROTO"]:
-                if read(1)[0] > pickle.HIGHEST_PROTOCOL:
-                    raise bad(f"{self._where}: unsupported pickle protocol")
-            elif op == _OP["FRAME"]:
-                read(8)
-            elif op == _OP["STOP"]:
-                if not stack:
-                    raise bad(f"{self._where}: STOP on an empty stack")
-                return stack.pop()
-            else:
-                name = _NAMES.get(op, f"0x{op:02x}")
+            handler = handlers.get(key[0])
+            if handler is None:
+                name = _NAMES.get(key[0], f"0x{key[0]:02x}")
                 raise bad(f"{self._where}: weights_only=True does not support the pickle opcode {name}")
+            handler()
+        return self._result
 
-    def _memo_get(self, memo: dict, index: int):
+    def _handlers(self) -> dict:
+        """Opcode -> handler; every opcode not listed is refused."""
+        read = self._read
+        push = self._push
+
+        def constant(value):
+            return lambda: push(value)
+
+        def integer(n, unpack):
+            return lambda: push(unpack(read(n))[0])
+
+        def string(nbytes, kind):
+            return lambda: self._string(nbytes, kind)
+
+        table = {
+            _OP["NONE"]: constant(None),
+            _OP["NEWTRUE"]: constant(True),
+            _OP["NEWFALSE"]: constant(False),
+            _OP["EMPTY_LIST"]: lambda: push([]),
+            _OP["EMPTY_DICT"]: lambda: push({}),
+            _OP["EMPTY_TUPLE"]: lambda: push(()),
+            _OP["EMPTY_SET"]: lambda: push(set()),
+            _OP["BININT1"]: lambda: push(read(1)[0]),
+            _OP["BININT2"]: integer(2, _UNPACK_H),
+            _OP["BININT"]: integer(4, _UNPACK_I),
+            _OP["BINFLOAT"]: integer(8, _UNPACK_D),
+            _OP["LONG1"]: lambda: push(decode_long(read(read(1)[0]))),
+            _OP["LONG4"]: self._long4,
+            _OP["MARK"]: self._mark,
+            _OP["POP"]: lambda: self._stack.pop(),
+            _OP["POP_MARK"]: self._pop_mark,
+            _OP["DUP"]: lambda: push(self._stack[-1]),
+            _OP["TUPLE"]: lambda: push(tuple(self._pop_mark())),
+            _OP["TUPLE1"]: self._tuple1,
+            _OP["TUPLE2"]: self._tuple2,
+            _OP["TUPLE3"]: self._tuple3,
+            _OP["LIST"]: lambda: push(self._pop_mark()),
+            _OP["DICT"]: self._dict_op,
+            _OP["APPEND"]: self._append,
+            _OP["APPENDS"]: self._appends,
+            _OP["SETITEM"]: self._setitem,
+            _OP["SETITEMS"]: self._setitems,
+            _OP["ADDITEMS"]: self._additems,
+            _OP["FROZENSET"]: lambda: push(frozenset(self._pop_mark())),
+            _OP["GLOBAL"]: self._global_op,
+            _OP["STACK_GLOBAL"]: self._stack_global,
+            _OP["REDUCE"]: self._reduce,
+            _OP["NEWOBJ"]: self._newobj,
+            _OP["NEWOBJ_EX"]: self._newobj_ex,
+            _OP["BUILD"]: self._build_op,
+            _OP["BINPERSID"]: lambda: push(self._persistent_load(self._stack.pop())),
+            _OP["BINGET"]: lambda: push(self._memo_get(read(1)[0])),
+            _OP["LONG_BINGET"]: lambda: push(self._memo_get(_UNPACK_L(read(4))[0])),
+            _OP["BINPUT"]: lambda: self._memo.__setitem__(read(1)[0], self._stack[-1]),
+            _OP["LONG_BINPUT"]: lambda: self._memo.__setitem__(_UNPACK_L(read(4))[0], self._stack[-1]),
+            _OP["MEMOIZE"]: lambda: self._memo.__setitem__(len(self._memo), self._stack[-1]),
+            _OP["PROTO"]: self._proto,
+            _OP["FRAME"]: lambda: read(8),
+            _OP["STOP"]: self._stop,
+        }
+        for code, (nbytes, kind) in _STRING_OPS.items():
+            table[code] = string(nbytes, kind)
+        return table
+
+    def _push(self, value) -> None:
+        self._stack.append(value)
+
+    def _long4(self) -> None:
+        n = _UNPACK_I(self._read(4))[0]
+        if n < 0:
+            raise bad(f"{self._where}: LONG4 with a negative length")
+        self._push(decode_long(self._read(n)))
+
+    def _string(self, nbytes: int, kind: str) -> None:
+        read = self._read
+        n = read(1)[0] if nbytes == 1 else (_UNPACK_L(read(4))[0] if nbytes == 4 else _UNPACK_Q(read(8))[0])
+        data = read(n)
+        if kind == "str":
+            try:
+                self._push(data.decode("utf-8", "surrogatepass"))
+            except UnicodeDecodeError:
+                raise bad(f"{self._where}: a string is not UTF-8") from None
+        else:
+            self._push(bytearray(data) if kind == "bytearray" else data)
+
+    def _mark(self) -> None:
+        self._metastack.append(self._stack)
+        self._stack = []
+
+    def _pop_mark(self) -> list:
+        items = self._stack
+        self._stack = self._metastack.pop()
+        return items
+
+    def _tuple1(self) -> None:
+        self._stack[-1] = (self._stack[-1],)
+
+    def _tuple2(self) -> None:
+        stack = self._stack
+        stack[-2:] = [(stack[-2], stack[-1])]
+
+    def _tuple3(self) -> None:
+        stack = self._stack
+        stack[-3:] = [(stack[-3], stack[-2], stack[-1])]
+
+    def _dict_op(self) -> None:
+        items = self._pop_mark()
+        if len(items) % 2:
+            raise bad(f"{self._where}: DICT with an odd number of items")
+        self._push({items[i]: items[i + 1] for i in range(0, len(items), 2)})
+
+    def _append(self) -> None:
+        value = self._stack.pop()
+        self._list(self._stack[-1], "APPEND").append(value)
+
+    def _appends(self) -> None:
+        items = self._pop_mark()
+        self._list(self._stack[-1], "APPENDS").extend(items)
+
+    def _setitem(self) -> None:
+        stack = self._stack
+        value, k = stack.pop(), stack.pop()
+        self._dict(stack[-1], "SETITEM")[k] = value
+
+    def _setitems(self) -> None:
+        items = self._pop_mark()
+        target = self._dict(self._stack[-1], "SETITEMS")
+        if len(items) % 2:
+            raise bad(f"{self._where}: SETITEMS with an odd number of items")
+        for i in range(0, len(items), 2):
+            target[items[i]] = items[i + 1]
+
+    def _additems(self) -> None:
+        items = self._pop_mark()
+        target = self._stack[-1]
+        if type(target) is not set:
+            raise bad(f"{self._where}: ADDITEMS may only fill a set, got {type(target).__name__}")
+        target.update(items)
+
+    def _global_op(self) -> None:
+        module = self._readline()
+        name = self._readline()
+        self._push(self._global(module, name))
+
+    def _stack_global(self) -> None:
+        stack = self._stack
+        name, module = stack.pop(), stack.pop()
+        if type(module) is not str or type(name) is not str:
+            raise bad(f"{self._where}: STACK_GLOBAL needs two strings")
+        self._push(self._global(module, name))
+
+    def _reduce(self) -> None:
+        stack = self._stack
+        args = stack.pop()
+        func = stack[-1]
+        if id(func) not in self._callables or not callable(func):
+            raise pickle.UnpicklingError(f"{self._where}: weights_only=True refuses to call {func!r}")
+        if type(args) is not tuple:
+            raise bad(f"{self._where}: REDUCE needs a tuple of arguments")
+        stack[-1] = func(*args)
+
+    def _newobj(self) -> None:
+        args = self._stack.pop()
+        cls = self._stack.pop()
+        self._push(self._new(cls, args))
+
+    def _newobj_ex(self) -> None:
+        stack = self._stack
+        kwargs, args, cls = stack.pop(), stack.pop(), stack.pop()
+        if kwargs:
+            raise bad(f"{self._where}: NEWOBJ_EX with keyword arguments is not supported")
+        self._push(self._new(cls, args))
+
+    def _build_op(self) -> None:
+        state = self._stack.pop()
+        self._build(self._stack[-1], state)
+
+    def _proto(self) -> None:
+        if self._read(1)[0] > pickle.HIGHEST_PROTOCOL:
+            raise bad(f"{self._where}: unsupported pickle protocol")
+
+    def _stop(self) -> None:
+        if not self._stack:
+            raise bad(f"{self._where}: STOP on an empty stack")
+        self._result = self._stack.pop()
+
+    def _memo_get(self, index: int):
         try:
-            return memo[index]
+            return self._memo[index]
         except KeyError:
             raise bad(f"{self._where}: the pickle refers to memo entry {index}, which it never stored") from None
 
@@ -351,7 +404,6 @@ _OP = {
     if name.isupper() and isinstance(value, bytes) and len(value) == 1
 }
 _NAMES = {code: name for name, code in _OP.items()}
-_CONSTANTS = {_OP["NONE"]: None, _OP["NEWTRUE"]: True, _OP["NEWFALSE"]: False}
 _STRING_OPS = {
     _OP["SHORT_BINUNICODE"]: (1, "str"),
     _OP["BINUNICODE"]: (4, "str"),
