@@ -116,6 +116,8 @@ def load(
       ``weights_only=False`` runs whatever the file names: for trusted files only.
     - ``mmap``: map storages from the file (copy-on-write: writes to the tensors
       never reach the file) instead of reading them; needs a path or a real file.
+    - ``encoding``: how Python 2 ``str`` objects in old files are decoded (``"bytes"`` keeps them as
+      bytes), as ``torch.load``; default ``"utf-8"``.
 
     A damaged, truncated or foreign file raises ``RuntimeError`` (the archive) or
     ``pickle.UnpicklingError`` (its pickle), and nothing is returned.
@@ -135,9 +137,10 @@ def load(
         loader = Loader(reader, map_location, mapping, where)
         loader.big_endian = _is_foreign_byte_order(reader, where)
         table = loader.globals()
+        encoding = pickle_load_args.get("encoding", "utf-8")
         if weights_only:
-            return _unpickler.RestrictedUnpickler(data, table, loader.persistent_load, where).load()
-        return _unpickler.TrustedUnpickler(data, table, loader.persistent_load).load()
+            return _unpickler.RestrictedUnpickler(data, table, loader.persistent_load, where, encoding).load()
+        return _unpickler.TrustedUnpickler(data, table, loader.persistent_load, encoding).load()
 
 
 def get_unsafe_globals_in_checkpoint(f: FileLike) -> list[str]:

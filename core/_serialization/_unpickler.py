@@ -42,8 +42,9 @@ def _hint(full: str) -> str:
 class RestrictedUnpickler:
     """Loads a pickle admitting only the load's table and the user's allowlist (see the module docstring)."""
 
-    def __init__(self, data: bytes, table: dict, persistent_load, where: str):
+    def __init__(self, data: bytes, table: dict, persistent_load, where: str, encoding: str = "utf-8"):
         self._file = io.BytesIO(data)
+        self._encoding = encoding
         self._size = len(data)
         self._table = table
         self._persistent_load = persistent_load
@@ -194,9 +195,24 @@ class RestrictedUnpickler:
 
     def _string(self, nbytes: int, kind: str) -> None:
         read = self._read
-        n = read(1)[0] if nbytes == 1 else (_UNPACK_L(read(4))[0] if nbytes == 4 else _UNPACK_Q(read(8))[0])
+        if nbytes == 1:
+            n = read(1)[0]
+        elif nbytes == 4:
+            n = _UNPACK_L(read(4))[0]
+        elif nbytes == -4:  # BINSTRING's length is signed
+            n = _UNPACK_I(read(4))[0]
+        else:
+            n = _UNPACK_Q(read(8))[0]
         data = read(n)
-        if kind == "str":
+        if kind == "py2str":  # a Python 2 str: decoded as the caller asks (torch.load's ``encoding``)
+            if self._encoding == "bytes":
+                self._push(data)
+                return
+            try:
+                self._push(data.decode(self._encoding, "strict"))
+            except (UnicodeDecodeError, LookupError) as exc:
+                raise bad(f"{self._where}: cannot decode a Python 2 string: {exc}") from None
+        elif kind == "str":
             try:
                 self._push(data.decode("utf-8", "surrogatepass"))
             except UnicodeDecodeError:
@@ -359,8 +375,8 @@ class RestrictedUnpickler:
 class TrustedUnpickler(pickle.Unpickler):
     """``weights_only=False``: PyTorch's names map to opweave, anything else is imported (trusted files only)."""
 
-    def __init__(self, data: bytes, table: dict, persistent_load):
-        super().__init__(io.BytesIO(data))
+    def __init__(self, data: bytes, table: dict, persistent_load, encoding: str = "utf-8"):
+        super().__init__(io.BytesIO(data), encoding=encoding)
         self._table = table
         self._pl = persistent_load
 
@@ -411,6 +427,7 @@ _STRING_OPS = {
     _OP["SHORT_BINBYTES"]: (1, "bytes"),
     _OP["BINBYTES"]: (4, "bytes"),
     _OP["BINBYTES8"]: (8, "bytes"),
-    _OP["SHORT_BINSTRING"]: (1, "str"),  # Python 2 str, decoded as UTF-8 (as torch.load does)
+    _OP["SHORT_BINSTRING"]: (1, "py2str"),
+    _OP["BINSTRING"]: (-4, "py2str"),
     _OP["BYTEARRAY8"]: (8, "bytearray"),
 }

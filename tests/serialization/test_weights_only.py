@@ -170,3 +170,14 @@ def test_load_argument_errors():
         ow.load(buf, fix_imports=True)
     with pytest.raises(TypeError, match="BytesIO"):
         ow.load(saved_bytes([1]))
+
+
+def test_python2_strings_follow_encoding():
+    payload = pickle.PROTO + b"\x02" + pickle.SHORT_BINSTRING + b"\x02\xc3\xa9" + pickle.STOP
+    archive = make_archive({"archive/data.pkl": payload})
+    assert ow.load(io.BytesIO(archive)) == "é"
+    assert ow.load(io.BytesIO(archive), encoding="bytes") == b"\xc3\xa9"
+    assert ow.load(io.BytesIO(archive), encoding="latin1") == "Ã©"
+    assert ow.load(io.BytesIO(archive), weights_only=False, encoding="bytes") == b"\xc3\xa9"
+    with pytest.raises(pickle.UnpicklingError, match="decode"):
+        ow.load(io.BytesIO(archive), encoding="ascii")
