@@ -365,8 +365,8 @@ class Loader:
             ("builtins", "set"): builtins.set,
             ("builtins", "frozenset"): builtins.frozenset,
             ("builtins", "complex"): builtins.complex,
-            ("builtins", "bytearray"): builtins.bytearray,
-            ("builtins", "bytes"): builtins.bytes,
+            ("builtins", "bytearray"): _bytearray,
+            ("builtins", "bytes"): _bytes,
             ("builtins", "slice"): builtins.slice,
             ("_codecs", "encode"): encode,
             ("torch", "Size"): Size,
@@ -407,6 +407,24 @@ class Loader:
         )
         table[("torch.serialization", "_get_layout")] = self.unsupported("a sparse tensor layout")
         return table
+
+
+def _checked_bytes_args(args, what: str) -> None:
+    """``bytes(n)`` would allocate ``n`` bytes the file never holds: only data (or nothing) is accepted."""
+    if args and not isinstance(args[0], (str, bytes, bytearray)):
+        raise bad(f"{what}() from a file takes a string or bytes, got {type(args[0]).__name__}")
+
+
+def _bytes(*args):
+    """``builtins.bytes`` as pickles use it (``bytes()``, ``bytes(data)``, ``bytes(text, encoding)``)."""
+    _checked_bytes_args(args, "bytes")
+    return builtins.bytes(*args)
+
+
+def _bytearray(*args):
+    """``builtins.bytearray`` as pickles use it (never ``bytearray(n)``)."""
+    _checked_bytes_args(args, "bytearray")
+    return builtins.bytearray(*args)
 
 
 class _UnsupportedDtype:

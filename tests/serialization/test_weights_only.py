@@ -181,3 +181,24 @@ def test_python2_strings_follow_encoding():
     assert ow.load(io.BytesIO(archive), weights_only=False, encoding="bytes") == b"\xc3\xa9"
     with pytest.raises(pickle.UnpicklingError, match="decode"):
         ow.load(io.BytesIO(archive), encoding="ascii")
+
+
+@pytest.mark.parametrize("name", [b"bytes", b"bytearray"])
+def test_bytes_of_a_declared_size_is_refused(name):
+    """``bytes(10**12)`` would allocate what the file never holds."""
+    payload = (
+        pickle.PROTO
+        + b"\x02"
+        + pickle.GLOBAL
+        + b"builtins\n"
+        + name
+        + b"\n"
+        + pickle.LONG1
+        + b"\x06"
+        + (10**12).to_bytes(6, "little")
+        + pickle.TUPLE1
+        + pickle.REDUCE
+        + pickle.STOP
+    )
+    with pytest.raises(pickle.UnpicklingError, match="string or bytes"):
+        ow.load(io.BytesIO(make_archive({"archive/data.pkl": payload})))
