@@ -283,6 +283,27 @@ def state_dict_into_torch(tmp: Path):
     assert fresh_opt.state_dict()["param_groups"] == opt.state_dict()["param_groups"]
 
 
+def device_tensors_into_torch(tmp: Path):
+    """Tensors saved from every other opweave device load in PyTorch with map_location="cpu", views intact."""
+    devices = [
+        r.name for r in ow.backends.status() if r.kind == "device" and r.available and r.name not in ("cpu", "meta")
+    ]
+    for device in devices:
+        base = ow.arange(12.0).reshape(3, 4).to(device)
+        obj = {"w": base, "wT": base.mT, "row": base[1]}
+        ow.save(obj, tmp / "dev.pt")
+        loaded = torch.load(tmp / "dev.pt", map_location="cpu", weights_only=True)
+        storages: list = []
+        for key, t in obj.items():
+            assert torch_bytes(loaded[key]) == ow_bytes(t), f"{device} {key}"
+            assert (
+                tuple(loaded[key].stride()) == tuple(t.stride()) and loaded[key].storage_offset() == t.storage_offset()
+            )
+            storages.append((loaded[key].untyped_storage()._cdata, 0, key))
+        assert len({s for s, _, _ in storages}) == 1, f"{device}: views lost their storage"
+    return devices
+
+
 def main() -> int:
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -298,6 +319,12 @@ def main() -> int:
                 except Exception:
                     failures += 1
                     print(f"FAIL  {direction:28}  {name}\n{traceback.format_exc()}")
+        try:
+            devices = device_tensors_into_torch(tmp_path)
+            print(f"ok    {'map_location=cpu':28}  tensors saved on {', '.join(devices) or 'no other device'}")
+        except Exception:
+            failures += 1
+            print(f"FAIL  map_location=cpu\n{traceback.format_exc()}")
         try:
             state_dict_into_torch(tmp_path)
             print(f"ok    {'load_state_dict':28}  module and optimizer state saved by opweave")

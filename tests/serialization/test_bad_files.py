@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from opweave._serialization._pickler import Writer, torch_global
-from serialization_support import assert_same, make_archive, records, rewrite, saved_bytes
+from serialization_support import DATA_DEVICES, assert_same, make_archive, records, rewrite, saved_bytes
 
 CLEAR_ERRORS = (RuntimeError, pickle.UnpicklingError, ValueError, TypeError, NotImplementedError)
 
@@ -190,7 +190,8 @@ def test_bad_byteorder_record():
         _load(rewrite(SAMPLE, byteorder=b"middle"))
 
 
-def test_big_endian_files_are_swapped():
+@pytest.mark.parametrize("device", DATA_DEVICES)
+def test_big_endian_files_are_swapped(device):
     z = ow.tensor([1 + 2j, -3.5 - 0.0j], dtype=ow.complex64)
     obj = {
         "f": ow.tensor([1.5, -0.0, 3.0]),
@@ -205,8 +206,9 @@ def test_big_endian_files_are_swapped():
     changes = {"byteorder": b"big" if sys.byteorder == "little" else b"little"}
     for key, size in swap_sizes.items():
         changes[f"data__{key}"] = lambda d, size=size: np.frombuffer(d, f"u{size}").byteswap().tobytes()
-    loaded = _load(rewrite(data, **changes))
-    assert_same(loaded, obj)
+    loaded = ow.load(io.BytesIO(rewrite(data, **changes)), map_location=device)
+    assert loaded["r"].untyped_storage() is loaded["z"].untyped_storage()
+    assert_same({k: v.cpu() for k, v in loaded.items()}, obj)
 
 
 _MUTATIONS = st.lists(st.tuples(st.integers(0, len(SAMPLE) - 1), st.integers(0, 255)), min_size=1, max_size=8)
