@@ -51,7 +51,7 @@ _ZIP_MAGIC = b"PK\x03\x04"
 FileLike = str | os.PathLike | IO[bytes]
 
 
-def save(obj: Any, f: FileLike, pickle_protocol: int = DEFAULT_PROTOCOL) -> None:
+def save(obj: Any, f: FileLike, pickle_module=None, pickle_protocol: int = DEFAULT_PROTOCOL) -> None:
     """Save ``obj`` (tensors, containers of them, ``state_dict``\\ s) to ``f`` in PyTorch's zip format.
 
     ``f`` is a path or a binary file object. Storages are written whole, once each,
@@ -59,7 +59,9 @@ def save(obj: Any, f: FileLike, pickle_protocol: int = DEFAULT_PROTOCOL) -> None
     ``load(..., mmap=True)`` maps them); tensors of any device are saved with that
     device as their location (``map_location`` chooses another when loading).
     ``obj`` is pickled before the file is opened: a failure leaves ``f`` untouched.
+    ``pickle_module`` is accepted for ``torch.save``'s signature: None or :mod:`pickle`.
     """
+    _check_pickle_module(pickle_module, "save")
     if isinstance(pickle_protocol, bool) or not isinstance(pickle_protocol, int):
         raise TypeError(f"save(): pickle_protocol must be an int, got {type(pickle_protocol).__name__}")
     if not 2 <= pickle_protocol <= pickle.HIGHEST_PROTOCOL:
@@ -99,8 +101,8 @@ def load(
     map_location=None,
     pickle_module=None,
     *,
-    weights_only: bool = True,
-    mmap: bool = False,
+    weights_only: bool | None = True,
+    mmap: bool | None = False,
     **pickle_load_args,
 ) -> Any:
     """Load what :func:`save` or ``torch.save`` wrote to ``f`` (a path or a binary file object).
@@ -119,11 +121,15 @@ def load(
     - ``encoding``: how Python 2 ``str`` objects in old files are decoded (``"bytes"`` keeps them as
       bytes), as ``torch.load``; default ``"utf-8"``.
 
+    ``weights_only=None`` means the default (True) and ``pickle_module`` may be None or
+    :mod:`pickle`, as ``torch.load`` accepts them.
+
     A damaged, truncated or foreign file raises ``RuntimeError`` (the archive) or
     ``pickle.UnpicklingError`` (its pickle), and nothing is returned.
     """
-    if pickle_module is not None:
-        raise TypeError("load(): pickle_module is not supported; opweave uses its own unpicklers")
+    _check_pickle_module(pickle_module, "load")
+    weights_only = True if weights_only is None else weights_only  # None: the default, as torch.load
+    mmap = bool(mmap)
     if pickle_load_args.keys() - {"encoding"}:
         unknown = ", ".join(sorted(pickle_load_args.keys() - {"encoding"}))
         raise TypeError(f"load(): unexpected keyword argument(s) {unknown}")
@@ -141,6 +147,11 @@ def load(
         if weights_only:
             return _unpickler.RestrictedUnpickler(data, table, loader.persistent_load, where, encoding).load()
         return _unpickler.TrustedUnpickler(data, table, loader.persistent_load, encoding).load()
+
+
+def _check_pickle_module(module, op: str) -> None:
+    if module is not None and module is not pickle:
+        raise TypeError(f"{op}(): pickle_module must be None or pickle; opweave uses its own picklers")
 
 
 def get_unsafe_globals_in_checkpoint(f: FileLike) -> list[str]:

@@ -223,6 +223,8 @@ def test_save_bad_arguments_leave_the_file_untouched(tmp_path):
         ow.save({}, path, pickle_protocol="2")
     with pytest.raises(ValueError, match="pickle_protocol"):
         ow.save({}, path, pickle_protocol=1)
+    with pytest.raises(ValueError, match="pickle_protocol"):
+        ow.save({}, path, pickle, 1)
     with pytest.raises(TypeError, match="path or a writable"):
         ow.save({}, 42)
     with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import collections
 import io
+import json
 import os
 import pickle
 
@@ -165,7 +166,12 @@ def test_load_argument_errors():
     with pytest.raises(TypeError, match="weights_only"):
         ow.load(buf, weights_only="yes")
     with pytest.raises(TypeError, match="pickle_module"):
-        ow.load(buf, pickle_module=pickle)
+        ow.load(buf, pickle_module=json)
+    with pytest.raises(TypeError, match="pickle_module"):
+        ow.save([1], io.BytesIO(), json)
+    buf.seek(0)
+    assert ow.load(buf, pickle_module=pickle, weights_only=None, mmap=None) == [1]
+    buf.seek(0)
     with pytest.raises(TypeError, match="unexpected"):
         ow.load(buf, fix_imports=True)
     with pytest.raises(TypeError, match="BytesIO"):
