@@ -256,6 +256,7 @@ def nested_fixture():
         "dtype": torch.float16,
         "device": torch.device("cpu"),
         "meta": torch.empty(2, 3, device="meta"),
+        "parameter": torch.nn.Parameter(to_torch(a * 2)),
         3: "int key",
     }
     expected = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import io
 import pickle
 import sys
@@ -244,3 +245,41 @@ def test_fuzzed_pickles_in_valid_archives_raise_only_clear_errors(mutations, cut
         _load(rewrite(SAMPLE, data_pkl=bytes(data)))
     except CLEAR_ERRORS as exc:
         assert str(exc)
+
+
+def test_parameters_and_device_rebuilds_load_as_tensors():
+    """``torch.nn.Parameter`` loads as its data; ``_rebuild_device_tensor_from_cpu_tensor`` moves data."""
+    pid = Pid(FLOATS, "0", "cpu", 4)
+    data = {"0": np.arange(4, dtype=np.float32).tobytes()}
+    hooks = collections.OrderedDict()
+    parameter = Call(("torch._utils", "_rebuild_parameter"), v2(pid, 0, (4,), (1,)), True, hooks)
+    assert _load(crafted(parameter, data)).tolist() == [0.0, 1.0, 2.0, 3.0]
+    moved = Call(
+        ("torch._utils", "_rebuild_device_tensor_from_cpu_tensor"),
+        v2(pid, 0, (2, 2), (2, 1)),
+        torch_global("torch", "float64"),
+        "cpu",
+        False,
+    )
+    t = _load(crafted(moved, data))
+    assert t.dtype is ow.float64 and t.tolist() == [[0.0, 1.0], [2.0, 3.0]]
+    subclass = Call(
+        ("torch._tensor", "_rebuild_from_type_v2"),
+        torch_global("torch._utils", "_rebuild_tensor_v2"),
+        torch_global("torch", "Tensor"),
+        (pid, 1, (3,), (1,), False, hooks),
+        {},
+    )
+    assert _load(crafted(subclass, data)).tolist() == [1.0, 2.0, 3.0]
+    with_state = Call(
+        ("torch._tensor", "_rebuild_from_type_v2"),
+        torch_global("torch._utils", "_rebuild_tensor_v2"),
+        torch_global("torch", "Tensor"),
+        (pid, 1, (3,), (1,), False, hooks),
+        {"extra": 1},
+    )
+    with pytest.raises(pickle.UnpicklingError, match="attributes"):
+        _load(crafted(with_state, data))
+    sparse = Call(("torch._utils", "_rebuild_sparse_tensor"), 1)
+    with pytest.raises(NotImplementedError, match="_rebuild_sparse_tensor"):
+        _load(crafted(sparse, data))
