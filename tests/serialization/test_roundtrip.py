@@ -236,3 +236,34 @@ def test_nan_and_signed_zero_scalars_keep_their_bits():
     obj = [math.nan, -0.0, float("inf")]
     loaded = roundtrip(obj)
     assert math.isnan(loaded[0]) and math.copysign(1, loaded[1]) == -1 and loaded[2] == math.inf
+
+
+def test_streams_that_cannot_seek():
+    class Sink:
+        def __init__(self):
+            self.data = bytearray()
+
+        def write(self, chunk):
+            self.data += bytes(chunk)
+            return len(chunk)
+
+        def flush(self):
+            pass
+
+    class Source(io.RawIOBase):
+        def __init__(self, data):
+            self._f = io.BytesIO(data)
+
+        def readable(self):
+            return True
+
+        def seekable(self):
+            return False
+
+        def readinto(self, buf):
+            return self._f.readinto(buf)
+
+    obj = {"a": ow.arange(100.0), "view": ow.arange(100.0)[3:]}
+    sink = Sink()
+    ow.save(obj, sink)
+    assert_same(ow.load(Source(bytes(sink.data))), obj)
