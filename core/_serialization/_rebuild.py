@@ -15,7 +15,6 @@ import builtins
 import collections
 import numbers
 import pickle
-import sys
 from _codecs import encode
 
 import numpy as np
@@ -483,6 +482,3 @@ def _swap_storage(storage: Storage, dtype) -> None:
         whole.copy_(
             _T._make(_storage_on(host, storage.device), (storage.nbytes,), (1,), 0, _dtype.uint8, storage.device)
         )
-
-
-NATIVE_BIG_ENDIAN = sys.byteorder == "big"
