@@ -104,3 +104,7 @@ from ._modes import (  # noqa: E402
 
 # Random number generation (importing the submodule also binds ``opweave.random`` to it, not to the op packet).
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402
+
+# Saving and loading in PyTorch's zip format, safe by default (also binds opweave.serialization and
+# opweave.safetensors; docs/serialization.md).
+from .serialization import load, save  # noqa: E402

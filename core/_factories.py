@@ -113,9 +113,14 @@ def from_numpy(array: np.ndarray) -> Tensor:
     if array.size == 0:
         flat = np.empty(0, array.dtype)
         strides = tuple(s // item for s in array.strides)
+    elif array.flags.c_contiguous:
+        flat = array.reshape(-1)
+        strides = tuple(s // item for s in array.strides)
     else:
         span = 1 + builtins.sum((n - 1) * s for n, s in zip(array.shape, array.strides)) // item
-        flat = np.lib.stride_tricks.as_strided(array, shape=(span,), strides=(item,))
+        # as_strided rebuilds the array from __array_interface__, which loses ml_dtypes' types: go through void
+        raw = array.view(np.dtype((np.void, item)))
+        flat = np.lib.stride_tricks.as_strided(raw, shape=(span,), strides=(item,)).view(array.dtype)
         strides = tuple(s // item for s in array.strides)
     storage = Storage(flat, flat.nbytes, cpu, backend)
     return Tensor._make(storage, array.shape, strides, 0, dt, cpu, native=array)
