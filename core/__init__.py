@@ -73,6 +73,7 @@ def dtype_of_numpy(np_dtype) -> dtype:
 _NP_CACHE: dict = {}
 
 from . import (  # noqa: E402
+    _c10d,  # noqa: E402,F401  (defines the c10d:: collectives; their kernels load with opweave.distributed)
     _meta,  # noqa: E402
     backends,
     dispatch,
@@ -104,3 +105,12 @@ from ._modes import (  # noqa: E402
 
 # Random number generation (importing the submodule also binds ``opweave.random`` to it, not to the op packet).
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402
+
+
+def __getattr__(name: str):
+    """``opweave.distributed`` is imported on first use (it is not needed by programs on one process)."""
+    if name == "distributed":
+        import importlib
+
+        return importlib.import_module(".distributed", __name__)
+    raise AttributeError(f"module 'opweave' has no attribute '{name}'")

@@ -2,7 +2,7 @@
 # Install opweave with its test dependencies and plugins, lint, and run the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python -m pip install --quiet -e ".[test,opencl,x86quant]"
+python -m pip install --quiet -e ".[test,opencl,x86quant,distributed]"
 python -m pip install --quiet -e examples/vendor_backend  # the example third-party backend, tested below
 ruff check .
 ruff format --check .
