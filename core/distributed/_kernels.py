@@ -33,9 +33,10 @@ def launching() -> bool:
 
 
 def set_launching(flag: bool) -> None:
-    """Launch (True) or complete (False) the ``c10d::`` ops this thread runs next."""
+    """Launch (True) or complete (False) the ``c10d::`` ops this thread runs next (True also forgets the last Work)."""
     _launch.async_op = flag
-    _launch.work = None
+    if flag:
+        _launch.work = None
 
 
 def take_work() -> Work | None:

@@ -2,10 +2,11 @@
 
 Tensors are handed to MPI without copies: the CPU backend's NumPy view of a
 contiguous tensor is the buffer (buffer protocol). A non-contiguous tensor is
-staged through a contiguous copy, and results are copied back. Blocking calls
-use MPI's blocking collectives (the fastest algorithms) under a watchdog that
-ends the job when one exceeds the group's timeout; ``async_op=True`` uses the
-non-blocking ones (``Iallreduce`` ...) and returns a :class:`Work`.
+staged through a contiguous copy, and results are copied back. Collectives are
+MPI's blocking calls (the fastest algorithms) under a watchdog that ends the
+job when one exceeds the group's timeout; ``async_op=True`` runs them on a
+worker thread, in launch order, and returns a :class:`Work` (MPI's blocking
+and non-blocking collectives do not match, and ranks may choose differently).
 
 Reductions per dtype (:func:`reduction_plan`): float32/float64 and the integer
 types reduce natively; float16 and bfloat16 are reduced in float32 and
@@ -19,7 +20,6 @@ point-to-point) sends bytes, so it works for every dtype.
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -149,14 +149,14 @@ class _Staged:
 
 
 class _Watchdog:
-    """Ends the job when a blocking collective runs past the timeout (PyTorch's NCCL watchdog does the same).
+    """Ends the job when a blocking MPI call runs past the timeout (PyTorch's NCCL watchdog does the same).
 
-    A rank blocked inside MPI cannot raise: the watchdog thread prints the error with
+    A thread blocked inside MPI cannot raise: the watchdog thread prints the error with
     the blocked call's stack on stderr and calls ``MPI_Abort``, which stops every rank.
     """
 
     def __init__(self):
-        self.current: tuple | None = None  # (what, deadline, limit, thread id)
+        self.current: dict = {}  # thread id -> (what, deadline, limit, global rank)
         self._thread = None
         self._lock = threading.Lock()
 
@@ -166,26 +166,52 @@ class _Watchdog:
                 self._thread = threading.Thread(target=self._run, name="opweave-distributed-watchdog", daemon=True)
                 self._thread.start()
 
+    def guard(self, what: str, limit: float, rank: int, fn) -> None:
+        """Run ``fn()`` (a blocking MPI call) with the job ended if it takes longer than ``limit`` seconds."""
+        ident = threading.get_ident()
+        self.current[ident] = (what, time.monotonic() + limit, limit, rank)
+        try:
+            fn()
+        finally:
+            self.current.pop(ident, None)
+
     def _run(self) -> None:
         while True:
             time.sleep(0.2)
-            current = self.current
-            if current is None or time.monotonic() < current[1]:
-                continue
-            what, _, limit, ident, rank = current
-            if self.current is not current:
-                continue
-            frame = sys._current_frames().get(ident)
-            stack = "".join(traceback.format_stack(frame)) if frame is not None else ""
-            sys.stderr.write(
-                f"[rank {rank}] Traceback (most recent call last):\n{stack}"
-                f"opweave.distributed.DistBackendError: [rank {rank}] {what} timed out after {limit:g} s "
-                "(init_process_group(timeout=...)): a rank did not join the collective, or joined another one; "
-                "aborting the job\n"
-            )
-            sys.stderr.flush()
-            os.environ["OPWEAVE_DISTRIBUTED_ABORTED"] = "1"
-            mpi().COMM_WORLD.Abort(1)
+            now = time.monotonic()
+            for ident, entry in list(self.current.items()):
+                if now >= entry[1] and self.current.get(ident) is entry:
+                    self._abort(ident, *entry)
+
+    def _abort(self, ident: int, what: str, _deadline: float, limit: float, rank: int) -> None:
+        frame = sys._current_frames().get(ident)
+        stack = "".join(traceback.format_stack(frame)) if frame is not None else ""
+        sys.stderr.write(
+            f"[rank {rank}]: Traceback (most recent call last):\n{stack}"
+            f"opweave.distributed.DistBackendError: [rank {rank}] {what} timed out after {limit:g} s "
+            "(init_process_group(timeout=...)): a rank did not join the collective, or joined another one; "
+            "aborting the job\n"
+        )
+        sys.stderr.flush()
+        mpi().COMM_WORLD.Abort(1)
+
+
+class _Job:
+    """A collective launched with ``async_op=True``, run by the engine's worker thread."""
+
+    __slots__ = ("what", "fn", "done", "exception")
+
+    def __init__(self, what: str, fn):
+        self.what, self.fn = what, fn
+        self.done = threading.Event()
+        self.exception: BaseException | None = None
+
+    def Test(self) -> bool:  # noqa: N802 - the spelling of the MPI requests it stands beside
+        return self.done.is_set()
+
+    def wait_for(self, timeout: float | None) -> bool:
+        """Block until done or ``timeout`` seconds pass; whether it is done."""
+        return self.done.wait(timeout)
 
 
 _watchdog = _Watchdog()
@@ -201,6 +227,10 @@ class MPIEngine:
         self.timeout = timeout
         self._global_rank = global_rank
         self._types: dict = {}
+        self._jobs: list = []  # launched collectives, oldest first
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._worker = None
         if timeout is not None:
             _watchdog.start()
 
@@ -235,28 +265,60 @@ class MPIEngine:
     def _buf(self, array: np.ndarray):
         return [array, self._type(array.dtype)]
 
-    def _run(self, what: str, async_op: bool, blocking, nonblocking, finish, result, keep) -> Work:
-        """Run a collective: blocking under the watchdog, or launched (a Work that finishes on completion)."""
+    def _run(self, what: str, async_op: bool, blocking, finish, result, keep) -> Work:
+        """Run a collective: now (after the launched ones), or launched on the worker thread (a Work).
+
+        MPI's blocking and non-blocking collectives do not match each other, and a rank may
+        launch what another runs blocking: so every collective is a blocking MPI call (the
+        fastest algorithms), and launched ones run in order on one worker thread, as in
+        PyTorch's ProcessGroupMPI. Point-to-point calls use MPI's own non-blocking calls.
+        """
         if async_op:
-            requests = nonblocking()
-            return Work(
-                what, requests if isinstance(requests, list) else [requests], finish, result, self.timeout, keep
-            )
-        if self.timeout is None:
-            blocking()
-        else:
-            _watchdog.current = (
-                what,
-                time.monotonic() + self.timeout,
-                self.timeout,
-                threading.get_ident(),
-                self._global_rank,
-            )
-            try:
-                blocking()
-            finally:
-                _watchdog.current = None
+            job = _Job(what, blocking)
+            self._launch(job)
+            return Work(what, [job], finish, result, self.timeout, keep)
+        self._drain()
+        self._call(what, blocking)
         return Work(what, (), finish, result)
+
+    def _call(self, what: str, fn) -> None:
+        if self.timeout is None:
+            fn()
+        else:
+            _watchdog.guard(what, self.timeout, self._global_rank, fn)
+
+    def _launch(self, job: _Job) -> None:
+        with self._lock:
+            self._jobs.append(job)
+            self._wake.set()
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._work, name="opweave-distributed-mpi", daemon=True)
+                self._worker.start()
+
+    def _drain(self) -> None:
+        """Wait for the collectives launched before (they come first on every rank)."""
+        while True:
+            with self._lock:
+                if not self._jobs:
+                    return
+                last = self._jobs[-1]
+            last.done.wait()
+
+    def _work(self) -> None:
+        while True:
+            self._wake.wait()
+            with self._lock:
+                if not self._jobs:
+                    self._wake.clear()
+                    continue
+                job = self._jobs[0]
+            try:
+                self._call(job.what, job.fn)
+            except BaseException as exc:  # handed to the Work's wait()
+                job.exception = exc
+            with self._lock:
+                self._jobs.pop(0)
+            job.done.set()
 
     def _reduce_buffers(self, tensor, op: ReduceOp, where: str):
         wire_dtype, op_name, convert, divide = reduction_plan(tensor.dtype, op, where)
@@ -285,7 +347,6 @@ class MPIEngine:
             "all_reduce",
             async_op,
             lambda: self.comm.Allreduce(MPI.IN_PLACE, buf, mpi_op),
-            lambda: self.comm.Iallreduce(MPI.IN_PLACE, buf, mpi_op),
             self._finish_reduce(staged, wire, convert, divide),
             [tensor],
             (staged, wire),
@@ -306,7 +367,6 @@ class MPIEngine:
             "reduce",
             async_op,
             lambda: self.comm.Reduce(*args),
-            lambda: self.comm.Ireduce(*args),
             finish,
             [tensor],
             (staged, wire),
@@ -325,7 +385,6 @@ class MPIEngine:
             "reduce_scatter",
             async_op,
             lambda: self.comm.Reduce_scatter_block(*args),
-            lambda: self.comm.Ireduce_scatter_block(*args),
             self._finish_reduce(target, recv, convert, divide),
             [out],
             (source, send, target, recv),
@@ -339,7 +398,6 @@ class MPIEngine:
             "broadcast",
             async_op,
             lambda: self.comm.Bcast(buf, root),
-            lambda: self.comm.Ibcast(buf, root),
             staged.write_back,
             [tensor],
             (staged,),
@@ -353,7 +411,6 @@ class MPIEngine:
             "all_gather",
             async_op,
             lambda: self.comm.Allgather(*args),
-            lambda: self.comm.Iallgather(*args),
             target.write_back,
             [out],
             (source, target),
@@ -368,7 +425,6 @@ class MPIEngine:
             "gather",
             async_op,
             lambda: self.comm.Gather(*args),
-            lambda: self.comm.Igather(*args),
             target.write_back if target else None,
             [out],
             (source, target),
@@ -383,7 +439,6 @@ class MPIEngine:
             "scatter",
             async_op,
             lambda: self.comm.Scatter(*args),
-            lambda: self.comm.Iscatter(*args),
             target.write_back,
             [out],
             (source, target),
@@ -402,7 +457,6 @@ class MPIEngine:
             "all_to_all",
             async_op,
             lambda: self.comm.Alltoallv(send, recv),
-            lambda: self.comm.Ialltoallv(send, recv),
             target.write_back,
             [out],
             (source, target),
@@ -412,15 +466,10 @@ class MPIEngine:
         """Send ``tensor`` to ``peer``."""
         source = _Staged(tensor)
         buf = self._buf(source.bytes())
-        return self._run(
-            "send",
-            async_op,
-            lambda: self.comm.Send(buf, peer, tag),
-            lambda: self.comm.Isend(buf, peer, tag),
-            None,
-            [tensor],
-            (source,),
-        )
+        if async_op:
+            return Work("send", [self.comm.Isend(buf, peer, tag)], None, [tensor], self.timeout, (source,))
+        self._call("send", lambda: self.comm.Send(buf, peer, tag))
+        return Work("send", (), None, [tensor])
 
     def recv(self, tensor, peer: int | None, tag: int, async_op: bool) -> Work:
         """Receive into ``tensor`` from ``peer`` (any rank when None); ``work.source_rank()`` says who sent."""
@@ -433,21 +482,14 @@ class MPIEngine:
             request = self.comm.Irecv(buf, source, tag)
             work = Work("recv", [_StatusRequest(request, status)], target.write_back, [tensor], self.timeout, (target,))
         else:
-            work = self._run(
-                "recv",
-                False,
-                lambda: self.comm.Recv(buf, source, tag, status),
-                None,
-                target.write_back,
-                [tensor],
-                (target,),
-            )
+            self._call("recv", lambda: self.comm.Recv(buf, source, tag, status))
+            work = Work("recv", (), target.write_back, [tensor])
         work._source = status.Get_source
         return work
 
     def barrier(self, async_op: bool) -> Work:
         """Wait until every rank of the group reaches the barrier."""
-        return self._run("barrier", async_op, self.comm.Barrier, self.comm.Ibarrier, None, [], ())
+        return self._run("barrier", async_op, self.comm.Barrier, None, [], ())
 
 
 class _StatusRequest:

@@ -57,9 +57,19 @@ class Work:
     def _poll(self) -> bool:
         if self._done:
             return True
-        self._requests = [r for r in self._requests if not r.Test()]
-        if not self._requests:
-            self._complete()
+        pending = []
+        for r in self._requests:
+            if not r.Test():
+                pending.append(r)
+            elif getattr(r, "exception", None) is not None and self._exception is None:
+                self._exception = r.exception
+        self._requests = pending
+        if not pending:
+            if self._exception is not None:
+                self._done = True
+                self._finish = None
+            else:
+                self._complete()
         return self._done
 
     def is_completed(self) -> bool:
@@ -79,7 +89,13 @@ class Work:
         limit = seconds(timeout) if timeout is not None else self._timeout
         deadline = None if limit is None else time.monotonic() + limit
         while not self._poll():
-            if deadline is not None and time.monotonic() > deadline:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is None or remaining > 0:
+                waiter = getattr(self._requests[0], "wait_for", None)
+                if waiter is not None:  # a launched collective: sleep on its event
+                    waiter(remaining)
+                continue
+            if deadline is not None:
                 raise DistBackendError(
                     f"{self._name}: timed out after {limit:g} s waiting for the other ranks "
                     "(a rank did not join the collective, or joined a different one)"
