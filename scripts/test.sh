@@ -13,6 +13,7 @@ opweave conformance --backend opencl --profile quick --quiet > opencl-conformanc
 opencl=$!
 opweave conformance --backend cpu --profile quick --quiet
 opweave conformance --backend vnpu --profile quick --quiet
+opweave conformance --backend cpu --distributed 2  # the c10d:: collectives across 2 ranks (MPI)
 status=0
 wait "$opencl" || status=$?
 cat opencl-conformance.log

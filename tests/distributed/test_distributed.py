@@ -170,3 +170,11 @@ def test_launcher_finds_the_wheels_mpiexec(monkeypatch):
     assert run.find_mpiexec() == "/opt/cluster/bin/mpiexec"
     with pytest.raises(ValueError, match="-n must be at least 1"):
         run.launch(0, ["job.py"])
+
+
+def test_conformance_section_catches_a_planted_bug():
+    done = launch(2, "_job_planted.py")
+    assert done.returncode != 0, done.stdout + done.stderr
+    rows = {line.split()[0]: line.split()[-1] for line in done.stdout.splitlines() if line.startswith("c10d::")}
+    assert rows["c10d::all_reduce"] == "FAIL", done.stdout
+    assert rows["c10d::all_reduce_"] == "pass" and rows["c10d::broadcast"] == "pass", done.stdout
