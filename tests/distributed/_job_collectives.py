@@ -560,6 +560,44 @@ def check_objects():
     assert out == [[RANK] * RANK], out
 
 
+def check_reducer():
+    """DDP's gradient averaging: small buckets, gradients arriving in a different order on each rank."""
+    from opweave.distributed._reducer import Reducer, sync_tensors
+
+    shapes = [(3, 4), (5,), (2, 2, 2), (), (7,)]
+    dtypes = [ow.float32, ow.float32, ow.float64, ow.float32, ow.bfloat16]
+    params = [tensor_of(values(d, s, RANK, 300 + i)) for i, (s, d) in enumerate(zip(shapes, dtypes))]
+    sync_tensors(params, src=N - 1)
+    for i, (s, d) in enumerate(zip(shapes, dtypes)):
+        np.testing.assert_array_equal(as_numpy(params[i]), values(d, s, N - 1, 300 + i))
+    reducer = Reducer(params, bucket_cap_mb=40 / 2**20)  # 40 bytes: several buckets
+    assert len(reducer.buckets) >= 4, len(reducer.buckets)
+    for step in range(2):
+        grads = {
+            i: [values(d, s, r, 400 + 10 * step + i) for r in range(N)] for i, (s, d) in enumerate(zip(shapes, dtypes))
+        }
+        order = list(range(len(shapes)))
+        np.random.default_rng([SEED, RANK, step]).shuffle(order)
+        for i in order:
+            reducer.mark_ready(i, tensor_of(grads[i][RANK]))
+        averaged = reducer.finalize()
+        for i, (s, d) in enumerate(zip(shapes, dtypes)):
+            want = np.mean(np.stack(grads[i]).astype(np.float64), axis=0)
+            assert tuple(averaged[i].shape) == s and averaged[i].dtype == d
+            if d == ow.bfloat16:
+                want = want.astype(np.float32).astype(np_dtype(d)).astype(np.float64)
+                assert_close(as_numpy(averaged[i]), want, d, 1)
+            else:
+                assert_close(as_numpy(averaged[i]), want, d)
+    try:
+        reducer.finalize()
+    except RuntimeError as exc:
+        assert "received no gradient" in str(exc), exc
+    else:
+        raise AssertionError("finalize() without gradients did not raise")
+
+
+check("reducer", check_reducer)
 check("new_group", check_new_group)
 check("objects", check_objects)
 dist.barrier()
