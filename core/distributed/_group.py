@@ -190,7 +190,7 @@ def init_process_group(
     if wanted_rank is not None and wanted_rank != mpi_rank:
         raise ValueError(f"init_process_group: rank={wanted_rank} but this process is MPI rank {mpi_rank}")
     if _engine.engine_factory("cpu") is None:
-        _engine.register_engine("cpu", _mpi_engine)
+        _engine.set_factory("cpu", _mpi_engine)  # its kernels are the distributed plugin's (``_kernels``)
     comm = world.Dup()
     _state["next"] = 0
     group = _make_group(list(range(mpi_size)), comm, limit, name)

@@ -597,7 +597,46 @@ def check_reducer():
         raise AssertionError("finalize() without gradients did not raise")
 
 
+class CountingHostEngine:
+    """A device engine (what NCCL will be for CUDA) for vnpu tensors: all_reduce via host copies, counted."""
+
+    def __init__(self, group):
+        from opweave.distributed._mpi import MPIEngine
+
+        self.host = MPIEngine(group.comm, group.timeout, RANK)
+        self.rank, self.size, self.calls = self.host.rank, self.host.size, 0
+
+    def all_reduce(self, tensor, op, async_op):
+        self.calls += 1
+        host = tensor.cpu()
+        work = self.host.all_reduce(host, op, False)
+        tensor.copy_(host)
+        return work
+
+    def close(self):
+        pass
+
+
+def check_device_engine():
+    engines = []
+
+    def factory(group):
+        engines.append(CountingHostEngine(group))
+        return engines[-1]
+
+    dist.register_engine("vnpu", factory)
+    data = stack(ow.float32, (4,), 15)
+    t = ow.tensor(data[RANK], device="vnpu")
+    why = str(ow.dispatch.explain(ow.ops.c10d.all_reduce_.default, t, "sum", "0"))
+    assert "Dense×vnpu: kernel from opweave.distributed" in why, why
+    dist.all_reduce(t, op=ReduceOp.MAX)
+    np.testing.assert_array_equal(t.cpu().numpy(), data.max(0))
+    assert len(engines) == 1 and engines[0].calls == 1
+
+
 check("reducer", check_reducer)
+if "vnpu" in {row.name for row in ow.backends.status() if row.available}:
+    check("device engine", check_device_engine)
 check("new_group", check_new_group)
 check("objects", check_objects)
 dist.barrier()
