@@ -4,7 +4,9 @@ Run: ``python bench/distributed.py [-n 4]``: it launches itself on the ranks wit
 ``opweave run``. Float32 sums from 4 KB to 64 MB; for each size and method the best
 of several rounds (interleaved, so the three see the same machine load) of a loop of
 all_reduces between barriers, timed on rank 0. Bandwidth is the algorithm bandwidth
-(bytes of the tensor / time per all_reduce). Prints figures; asserts nothing.
+(bytes of the tensor / time per all_reduce); the ratio columns are the median over
+rounds of mpi4py's time over the method's in the same round, robust to a loaded machine.
+Prints figures; asserts nothing.
 PyTorch is optional (``pip install torch``): without it the gloo column is left out.
 """
 
@@ -19,7 +21,7 @@ from functools import partial
 import numpy as np
 
 SIZES = [4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20]
-ROUNDS = 5
+ROUNDS = 7
 
 
 def _iterations(nbytes: int) -> int:
@@ -59,8 +61,9 @@ def job() -> None:
         torch = tdist = None
     if rank == 0:
         print(f"all_reduce (sum) of float32 on {size} ranks, best of {ROUNDS} rounds; bandwidth = bytes / time")
+        print("GB/s: the best round; ratios: the median over rounds of mpi4py's time / the method's, same round")
         header = f"{'size':>8} {'mpi4py GB/s':>12} {'opweave GB/s':>13} {'ow/mpi4py':>10}"
-        header += f" {'gloo GB/s':>10} {'ow/gloo':>8}" if tdist else "   (PyTorch not installed: no gloo column)"
+        header += f" {'gloo GB/s':>10} {'gloo/mpi4py':>12}" if tdist else "   (PyTorch not installed: no gloo column)"
         print(header, flush=True)
     for nbytes in SIZES:
         n = nbytes // 4
@@ -70,15 +73,19 @@ def job() -> None:
         if tdist:
             calls["gloo"] = partial(tdist.all_reduce, torch.ones(n))
         best = dict.fromkeys(calls, float("inf"))
+        paired = {name: [] for name in calls}  # per round: mpi4py's time / this method's (same machine load)
         for _ in range(ROUNDS):
-            for name, fn in calls.items():
-                best[name] = min(best[name], _time(fn, iters, comm.Barrier))
+            times = {name: _time(fn, iters, comm.Barrier) for name, fn in calls.items()}
+            for name, t in times.items():
+                best[name] = min(best[name], t)
+                paired[name].append(times["mpi4py"] / t)
         if rank == 0:
             bw = {k: nbytes / v / 1e9 for k, v in best.items()}
             label = f"{nbytes >> 20} MB" if nbytes >= 1 << 20 else f"{nbytes >> 10} KB"
-            line = f"{label:>8} {bw['mpi4py']:>12.3f} {bw['opweave']:>13.3f} {bw['opweave'] / bw['mpi4py']:>9.0%}"
+            ratio = float(np.median(paired["opweave"]))
+            line = f"{label:>8} {bw['mpi4py']:>12.3f} {bw['opweave']:>13.3f} {ratio:>10.0%}"
             if tdist:
-                line += f" {bw['gloo']:>10.3f} {bw['opweave'] / bw['gloo']:>7.1f}x"
+                line += f" {bw['gloo']:>10.3f} {float(np.median(paired['gloo'])):>12.0%}"
             print(line, flush=True)
     if tdist:
         tdist.destroy_process_group()

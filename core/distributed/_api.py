@@ -52,9 +52,6 @@ class _Handle(Work):
     def __init__(self, work: Work):  # noqa: D107 - wraps an engine Work
         self._inner = work
 
-    def __getattr__(self, name):
-        return getattr(self._inner, name)
-
     def wait(self, timeout=None) -> bool:
         """Block until the collective is done (``DistBackendError`` after ``timeout``)."""
         done = self._inner.wait(timeout)
@@ -68,6 +65,18 @@ class _Handle(Work):
     def result(self) -> list:
         """The tensors the collective wrote."""
         return self._inner.result()
+
+    def is_success(self) -> bool:
+        """Whether it finished without an error."""
+        return self._inner.is_success()
+
+    def exception(self):
+        """The error it finished with, if any."""
+        return self._inner.exception()
+
+    def source_rank(self) -> int:
+        """For a receive: the group rank the message came from."""
+        return self._inner.source_rank()
 
     def __repr__(self) -> str:
         return repr(self._inner)
@@ -282,6 +291,14 @@ class _Then(Work):
     def result(self) -> list:
         """The output tensors."""
         return list(self._outputs)
+
+    def is_success(self) -> bool:
+        """Whether it finished without an error."""
+        return self.is_completed() and self._inner.exception() is None
+
+    def exception(self):
+        """The error it finished with, if any."""
+        return self._inner.exception()
 
     def __repr__(self) -> str:
         return repr(self._inner)

@@ -63,8 +63,7 @@ class ProcessGroup:
     def close(self) -> None:
         """Free the engines and the communicator."""
         for engine in self._engines.values():
-            if engine is not None and getattr(engine, "comm", None) is not self.comm:
-                engine.close()
+            engine.close()
         self._engines.clear()
         MPI = _mpi.mpi()
         if self.comm is not None and self.comm not in (MPI.COMM_WORLD, MPI.COMM_NULL):

@@ -20,6 +20,7 @@ point-to-point) sends bytes, so it works for every dtype.
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import time
@@ -80,6 +81,7 @@ _MPI_OPS = {
 }
 
 
+@functools.lru_cache(maxsize=256)
 def reduction_plan(dtype, op: ReduceOp, where: str):
     """``(wire NumPy dtype, MPI op name, convert, divide)`` to reduce ``dtype`` tensors with ``op``.
 
@@ -116,12 +118,18 @@ def reduction_plan(dtype, op: ReduceOp, where: str):
 
 def host_array(tensor) -> np.ndarray:
     """The NumPy view of a host-memory tensor (shares its memory)."""
-    import opweave
+    backend = _HOST_BACKENDS.get(tensor.device.type)
+    if backend is None:
+        import opweave
 
-    view = opweave.backends.get(tensor.device.type).host_view(tensor)
+        backend = _HOST_BACKENDS[tensor.device.type] = opweave.backends.get(tensor.device.type)
+    view = backend.host_view(tensor)
     if view is None:
         raise RuntimeError(f"opweave.distributed: {tensor.device} tensors are not in host memory")
     return view
+
+
+_HOST_BACKENDS: dict = {}
 
 
 class _Staged:
@@ -235,11 +243,8 @@ class MPIEngine:
             _watchdog.start()
 
     def close(self) -> None:
-        """Free the communicator (collective over the group)."""
-        MPI = mpi()
-        if self.comm not in (MPI.COMM_WORLD, MPI.COMM_NULL):
-            self.comm.Free()
-        self.comm = None
+        """Finish the launched collectives (the communicator belongs to the group, which frees it)."""
+        self._drain()
 
     # -- plumbing ------------------------------------------------------------------------------
 
