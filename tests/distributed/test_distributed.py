@@ -178,3 +178,11 @@ def test_conformance_section_catches_a_planted_bug():
     rows = {line.split()[0]: line.split()[-1] for line in done.stdout.splitlines() if line.startswith("c10d::")}
     assert rows["c10d::all_reduce"] == "FAIL", done.stdout
     assert rows["c10d::all_reduce_"] == "pass" and rows["c10d::broadcast"] == "pass", done.stdout
+
+
+def test_opweave_run_is_a_subcommand():
+    out = subprocess.run(
+        [sys.executable, "-m", "opweave.cli", "run", "--help"], capture_output=True, text=True, timeout=JOB_LIMIT_S
+    )
+    assert out.returncode == 0, out.stderr
+    assert "--nproc-per-node" in out.stdout and "--max-time" in out.stdout and "target" in out.stdout
