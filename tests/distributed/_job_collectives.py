@@ -26,6 +26,8 @@ COUNT = [0]
 FLOATS = [ow.float32, ow.float64, ow.float16, ow.bfloat16]
 INTS = [ow.uint8, ow.int8, ow.int16, ow.int32, ow.int64]
 COMPLEX = [ow.complex64, ow.complex128]
+FLOAT8 = [ow.float8_e4m3fn, ow.float8_e5m2]
+EVERY = FLOATS + INTS + COMPLEX + [ow.bool] + FLOAT8  # data movement: every dtype
 SHAPES = [(), (0,), (5,), (3, 4)]
 
 
@@ -66,15 +68,24 @@ def stack(dtype, shape, salt=0, special=False):
 def tensor_of(array, transposed=False):
     """An opweave CPU tensor holding ``array``; ``transposed``: as a non-contiguous view with those values."""
     if transposed and array.ndim == 2:
-        base = ow.from_numpy(np.ascontiguousarray(array.T))
+        base = ow.tensor(np.ascontiguousarray(array.T))
         view = base.mT
         assert not view.is_contiguous()
         return view
-    return ow.from_numpy(np.array(array))
+    return ow.tensor(np.array(array))
 
 
 def as_numpy(t):
     return t.numpy() if t.is_contiguous() else t.contiguous().numpy()
+
+
+def same_bytes(got, want):
+    """Bit-identical (data movement: -0.0, NaN and float8 included)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype, got.shape, want.shape)
+    np.testing.assert_array_equal(
+        np.ascontiguousarray(got).reshape(-1).view(np.uint8), np.ascontiguousarray(want).reshape(-1).view(np.uint8)
+    )
 
 
 def assert_close(got, want, dtype, n_terms=N):
@@ -188,17 +199,12 @@ for dtype, op, error in [
 
 def check_broadcast(dtype, shape, transposed):
     src = N - 1
-    if dtype.itemsize == 1 and dtype.is_floating_point:  # float8: converted from float32 values
-        made = [tensor_of(values(ow.float32, shape, r, 3), transposed).to(dtype) for r in range(N)]
-    else:
-        made = [tensor_of(values(dtype, shape, r, 3), transposed) for r in range(N)]
-    t = made[RANK]
+    t = tensor_of(values(dtype, shape, RANK, 3), transposed)
     dist.broadcast(t, src=src)
-    got, want = as_numpy(t).reshape(-1), as_numpy(made[src]).reshape(-1)
-    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+    same_bytes(as_numpy(t), values(dtype, shape, src, 3))
 
 
-for dtype in FLOATS + INTS + COMPLEX + [ow.bool, ow.float8_e5m2]:
+for dtype in EVERY:
     check("broadcast", check_broadcast, dtype, (3, 4), False)
 check("broadcast", check_broadcast, ow.float32, (3, 4), True)
 check("broadcast", check_broadcast, ow.int64, (), False)
@@ -239,7 +245,7 @@ def check_all_gather(dtype, shape):
     outs = [ow.empty(shape, dtype=dtype) for _ in range(N)]
     dist.all_gather(outs, tensor_of(data[RANK]))
     for r in range(N):
-        np.testing.assert_array_equal(outs[r].numpy(), data[r])
+        same_bytes(outs[r].numpy(), data[r])
 
 
 def check_all_gather_into_tensor(dtype, shape, stacked):
@@ -248,10 +254,10 @@ def check_all_gather_into_tensor(dtype, shape, stacked):
     out = ow.empty(out_shape, dtype=dtype)
     dist.all_gather_into_tensor(out, tensor_of(data[RANK]))
     want = data if stacked else (np.concatenate(list(data)) if shape else data)
-    np.testing.assert_array_equal(out.numpy(), want.reshape(out_shape))
+    same_bytes(out.numpy(), want.reshape(out_shape))
 
 
-for dtype in [ow.float32, ow.bfloat16, ow.int64, ow.bool, ow.complex64]:
+for dtype in EVERY:
     check("all_gather", check_all_gather, dtype, (2, 3))
     check("all_gather_into_tensor", check_all_gather_into_tensor, dtype, (2, 3), False)
 check("all_gather", check_all_gather, ow.float32, ())
@@ -282,6 +288,9 @@ for dtype, op in [
 ]:
     check("reduce_scatter_tensor", check_reduce_scatter_tensor, dtype, op, False)
 check("reduce_scatter_tensor", check_reduce_scatter_tensor, ow.float32, ReduceOp.MIN, True)
+for dtype in FLOATS + INTS + COMPLEX + [ow.bool]:
+    check("reduce_scatter_tensor", check_reduce_scatter_tensor, dtype, ReduceOp.SUM, False)
+    check("reduce", check_reduce, dtype, ReduceOp.SUM)
 
 
 def check_reduce_scatter_list(dtype, op):
@@ -301,17 +310,17 @@ def check_gather(dtype, dst):
     dist.gather(tensor_of(data[RANK]), outs, dst=dst)
     if RANK == dst:
         for r in range(N):
-            np.testing.assert_array_equal(outs[r].numpy(), data[r])
+            same_bytes(outs[r].numpy(), data[r])
 
 
 def check_scatter(dtype, src):
     data = stack(dtype, (2, 2), 10)  # rank src's scatter_list is data[0..N-1]
     out = ow.zeros((2, 2), dtype=dtype)
     dist.scatter(out, [tensor_of(d) for d in data] if RANK == src else None, src=src)
-    np.testing.assert_array_equal(out.numpy(), data[RANK])
+    same_bytes(out.numpy(), data[RANK])
 
 
-for dtype in [ow.float32, ow.bfloat16, ow.int8]:
+for dtype in EVERY:
     check("gather", check_gather, dtype, 0)
     check("gather", check_gather, dtype, N - 1)
     check("scatter", check_scatter, dtype, 0)
@@ -335,10 +344,10 @@ def check_all_to_all_single(dtype, uneven):
     source = np.concatenate([blocks[(RANK, d)] for d in range(N)])
     out = ow.empty((sum(out_splits), 3), dtype=dtype)
     dist.all_to_all_single(out, tensor_of(source), out_splits if uneven else None, in_splits if uneven else None)
-    np.testing.assert_array_equal(out.numpy(), np.concatenate([blocks[(s, RANK)] for s in range(N)]))
+    same_bytes(out.numpy(), np.concatenate([blocks[(s, RANK)] for s in range(N)]))
 
 
-for dtype in [ow.float32, ow.int64, ow.float16]:
+for dtype in EVERY:
     check("all_to_all_single", check_all_to_all_single, dtype, False)
     check("all_to_all_single", check_all_to_all_single, dtype, True)
 
@@ -368,7 +377,7 @@ def check_ring(dtype):
         sender = dist.recv(got, src=left)
         dist.send(tensor_of(mine), dst=right)
     assert sender == left, sender
-    np.testing.assert_array_equal(got.numpy(), values(dtype, (3, 2), left, 11))
+    same_bytes(got.numpy(), values(dtype, (3, 2), left, 11))
 
 
 def check_isend_irecv_any_source():
@@ -397,7 +406,7 @@ def check_batch_isend_irecv():
     np.testing.assert_array_equal(got_right.numpy(), [right + 0.5, right + 0.5])
 
 
-for dtype in [ow.float32, ow.bfloat16, ow.bool]:
+for dtype in EVERY:
     check("send/recv", check_ring, dtype)
 check("isend/irecv", check_isend_irecv_any_source)
 check("batch_isend_irecv", check_batch_isend_irecv)
