@@ -49,7 +49,7 @@ def _call(name: str, args: tuple, async_op: bool):
 class _Handle(Work):
     """The Work an eager call returns: waiting also clears the op's ``wait_tensor`` entry."""
 
-    def __init__(self, work: Work):  # noqa: D107 - wraps an engine Work
+    def __init__(self, work: Work):
         self._inner = work
 
     def wait(self, timeout=None) -> bool:
@@ -267,7 +267,7 @@ def _list_call(name, args, async_op, gathered, outputs, like):
 class _Then(Work):
     """A Work that runs ``after`` once the inner one completes (copies into list outputs)."""
 
-    def __init__(self, inner, after, result):  # noqa: D107
+    def __init__(self, inner, after, result):
         self._inner, self._after, self._outputs = inner, after, list(result)
 
     def _run_after(self) -> None:
