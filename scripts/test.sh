@@ -14,6 +14,7 @@ opencl=$!
 opweave conformance --backend cpu --profile quick --quiet
 opweave conformance --backend vnpu --profile quick --quiet
 opweave conformance --backend cpu --distributed 2  # the c10d:: collectives across 2 ranks (MPI)
+opweave conformance --backend vnpu --distributed 2  # the same staged through host memory
 status=0
 wait "$opencl" || status=$?
 cat opencl-conformance.log
