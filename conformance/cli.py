@@ -26,6 +26,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--replay", metavar="FILE.json", help="re-run the failures recorded in a JSON report")
     parser.add_argument("--list", action="store_true", help="list the selected ops and where their entries come from")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
+    parser.add_argument(
+        "--distributed",
+        metavar="N",
+        type=int,
+        help="run the multi-process section instead: the backend's c10d:: collectives on N ranks (MPI)",
+    )
 
 
 def register(subparsers):
@@ -65,6 +71,14 @@ def handle(args) -> int:
     from .replay import replay
     from .runner import Runner, select
 
+    if args.distributed is not None:
+        from .distributed import launch
+
+        try:
+            return launch(args.backend, args.distributed, args.seed)
+        except (RuntimeError, ValueError) as exc:
+            print(f"opweave conformance: {exc}", file=sys.stderr)
+            return 2
     if args.list:
         for name in select(args.ops):
             info = opdb.get(name)

@@ -73,6 +73,7 @@ def dtype_of_numpy(np_dtype) -> dtype:
 _NP_CACHE: dict = {}
 
 from . import (  # noqa: E402
+    _c10d,  # noqa: E402,F401  (defines the c10d:: collectives; their kernels load with opweave.distributed)
     _meta,  # noqa: E402
     backends,
     dispatch,
@@ -108,3 +109,12 @@ from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, s
 # Saving and loading in PyTorch's zip format, safe by default (also binds opweave.serialization and
 # opweave.safetensors; docs/serialization.md).
 from .serialization import load, save  # noqa: E402
+
+
+def __getattr__(name: str):
+    """``opweave.distributed`` is imported on first use (it is not needed by programs on one process)."""
+    if name == "distributed":
+        import importlib
+
+        return importlib.import_module(".distributed", __name__)
+    raise AttributeError(f"module 'opweave' has no attribute '{name}'")

@@ -260,7 +260,8 @@ class _Namespace:
 prims = _Namespace("prims.")
 canonical = _Namespace("")
 quantized = _Namespace("quantized::")  # PyTorch's quantized:: operator library (kept apart from canonical names)
-_SPACES = {"prims": prims, "quantized": quantized}
+c10d = _Namespace("c10d::")  # functional collectives (PyTorch 2's _c10d_functional), see opweave.distributed
+_SPACES = {"prims": prims, "quantized": quantized, "c10d": c10d}
 _all: dict[str, OpOverload] = {}
 
 

@@ -2,7 +2,7 @@
 # Install opweave with its test dependencies and plugins, lint, and run the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python -m pip install --quiet -e ".[test,opencl,x86quant]"
+python -m pip install --quiet -e ".[test,opencl,x86quant,distributed]"
 python -m pip install --quiet -e examples/vendor_backend  # the example third-party backend, tested below
 ruff check .
 ruff format --check .
@@ -13,6 +13,8 @@ opweave conformance --backend opencl --profile quick --quiet > opencl-conformanc
 opencl=$!
 opweave conformance --backend cpu --profile quick --quiet
 opweave conformance --backend vnpu --profile quick --quiet
+opweave conformance --backend cpu --distributed 2  # the c10d:: collectives across 2 ranks (MPI)
+opweave conformance --backend vnpu --distributed 2  # the same staged through host memory
 status=0
 wait "$opencl" || status=$?
 cat opencl-conformance.log

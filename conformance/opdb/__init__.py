@@ -156,8 +156,8 @@ def _variant(op, base: OpInfo) -> OpInfo:
 
 
 def names() -> list[str]:
-    """Every op name of the catalog, sorted."""
-    return [op.name for op in ow.ops.catalog()]
+    """Every op name of the catalog, sorted; the ``c10d::`` collectives are checked by the multi-process section."""
+    return [op.name for op in ow.ops.catalog() if op.schema.namespace != "c10d"]
 
 
 def coverage() -> dict[str, str]:
