@@ -31,19 +31,25 @@ def enabled(backend) -> bool:
     return bool(getattr(backend, "cpu_fallback", False)) or os.environ.get("OPWEAVE_CPU_FALLBACK") == "1"
 
 
-def kernel_for(op, device_type: str | None):
-    """The fallback kernel of ``op`` on ``device_type``, or None (not enabled, or no CPU kernel)."""
+def kernel_for(op, device_type: str | None, cpu=None, declined: bool = False):
+    """The fallback kernel of ``op`` on ``device_type``, or None (not enabled, or no CPU kernel).
+
+    ``cpu`` is the op's registered CPU kernel (looked up again after loading the CPU plugin).
+    ``declined``: the device has a kernel of its own that may decline a case; the CPU
+    kernel then takes such cases whether or not the backend opted in.
+    """
     from . import _backends
+    from ._dispatcher import DISPATCHER, Kernel
     from ._keys import Layer
-    from ._ops import Kernel
 
     if device_type in (None, "cpu", "meta") or op.kind != "prim":
         return None
     backend = _backends._backends.get(device_type)
-    if backend is None or not enabled(backend):
+    if backend is None or not (declined or enabled(backend)):
         return None
-    _backends.ensure_loaded("cpu")
-    cpu = op._kernels.get((Layer.Dense, "cpu"))
+    if cpu is None:
+        _backends.ensure_loaded("cpu")
+        cpu = DISPATCHER.kernel(op, Layer.Dense, "cpu")
     if cpu is None:
         return None
 

@@ -37,10 +37,11 @@ import traceback
 import weakref
 from dataclasses import dataclass, field
 
-from . import _backends, _dispatch, _keys, _state
+from . import _backends, _keys, _state
 from ._device import device as _device_type
 from ._keys import Layer
 from ._tensor import Tensor
+from .library import core_library
 
 __all__ = ["EventList", "FunctionEvent", "FunctionEventAvg", "profile", "record_function"]
 
@@ -285,7 +286,7 @@ def _python_layer_fallback(op, keyset: int, *args):
             recorder.end(event, start, end)
 
 
-_dispatch.register_fallback(Layer.Python, None, _python_layer_fallback, "opweave.profiler")
+core_library("opweave.profiler").fallback(_python_layer_fallback, "Python")
 
 
 # -- memory hooks -----------------------------------------------------------------------------
