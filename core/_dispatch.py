@@ -9,6 +9,7 @@ resolution order and ``docs/architecture.md`` for the path of one call.
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 
 from . import _binding, _keys
 from ._dispatcher import DISPATCHER, Decline, Kernel, Registration, describe_declines
@@ -102,6 +103,13 @@ def register_fallback(layer: Layer, backend: str | None, fn, source: str) -> Reg
 def invalidate(op=None) -> None:
     """Forget resolved kernels (of ``op``, or of every op)."""
     DISPATCHER.invalidate(op)
+
+
+def cpu_fallback_calls() -> Counter:
+    """How many calls of each op ran through the CPU fallback so far (a copy; every backend together)."""
+    from . import _fallback
+
+    return Counter(_fallback.calls)
 
 
 def cached_key_sets(op) -> list[int]:

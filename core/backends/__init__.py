@@ -57,6 +57,10 @@ def __getattr__(name: str):
     """
     if name.startswith("_") or not name.isidentifier():
         raise AttributeError(f"module 'opweave.backends' has no attribute {name!r}")
+    if name == "kernel":  # the submodule (``from opweave.backends import kernel`` asks here first)
+        import importlib
+
+        return importlib.import_module(f"{__name__}.kernel")
     if name == "quantized":
         from ..quantization._engine import flags
 

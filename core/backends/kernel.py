@@ -32,12 +32,14 @@ from .._dtype import dtype as DType
 from .._quantized import QParams, int_view, make_quantized, qrange
 from .._tensor import Size, Storage, Tensor, contiguous_strides
 from ..prims._utils import Out, is_cpu_scalar, output_strides
+from ..refs._utils import broadcast_shapes
 
 __all__ = [
     "Decline",
     "Out",
     "QParams",
     "allocate_outputs",
+    "broadcast_shapes",
     "buffer",
     "cached_native",
     "contiguous_strides",
@@ -53,6 +55,7 @@ __all__ = [
     "output_strides",
     "qparams",
     "qrange",
+    "same_kind_natives",
     "set_cached_native",
     "set_view",
     "storage",
@@ -140,20 +143,21 @@ def wrap_handle(
     return wrap_storage(storage_, shape, stride, offset, dtype=dtype, device=device)
 
 
-def native_wrapper(device: Device) -> Callable[[Any, DType], Tensor]:
-    """A fast ``wrap(native, dtype) -> Tensor`` for results held as a backend-native array (``native.shape``).
+def native_wrapper(device: Device) -> Callable[..., Tensor]:
+    """A fast ``wrap(native, dtype, storage=None) -> Tensor`` for results held as a backend-native array.
 
-    The tensor keeps ``native`` (see :func:`cached_native`) and gets its storage and
-    strides only when asked for, from ``Backend.storage_for``/``Backend.strides_of`` of
-    ``device``'s backend: most intermediate results are never asked for them.
+    The tensor has ``native.shape``, keeps ``native`` (see :func:`cached_native`) and gets its
+    strides, and its storage unless one is given, only when asked for, from
+    ``Backend.strides_of``/``Backend.storage_for`` of ``device``'s backend: most intermediate
+    results are never asked for them.
     """
     if device.index is None and device.type not in ("cpu", "meta"):
         device = Device(device.type, 0)
     keys = dense_keys(device.type)
 
-    def wrap(native: Any, dtype: DType) -> Tensor:
+    def wrap(native: Any, dtype: DType, storage: Storage | None = None) -> Tensor:
         t = _new(Tensor)
-        t._st = None
+        t._st = storage
         t._shape = Size(native.shape)
         t._stride = None
         t._offset = 0
@@ -221,3 +225,15 @@ def is_wrapped_number(t: Tensor) -> bool:
 def qparams(t: Tensor) -> QParams | None:
     """The quantization parameters of ``t`` (None if it is not quantized)."""
     return t._qparams
+
+
+def same_kind_natives(x: Tensor, y: Tensor, dtypes: frozenset) -> tuple | None:
+    """``(dtype, native of x, native of y)`` when ``x`` and ``y`` share a dtype in ``dtypes`` and a shape, else None.
+
+    The natives are the cached ones (None where none is cached yet). It is the test a fast
+    elementwise kernel makes before taking its one-call path (the CPU's ``a + b``), done in one call.
+    """
+    dtype = x._dtype
+    if dtype is y._dtype and dtype in dtypes and x._shape == y._shape:
+        return dtype, x._native, y._native
+    return None

@@ -163,7 +163,8 @@ def elementwise(rt, kernels: dict, name: str, out, inputs, opcode: tuple, contig
     ``codegen.elementwise.opcodes``; ``contiguous()`` returns the ``<op>_c`` kernels (built on first use).
     """
     cpu = rt.is_cpu
-    key = (name, opcode, cpu, out._shape, out._stride, out._offset, *[(t._shape, t._stride, t._offset) for t in inputs])
+    key = (name, opcode, cpu, out.shape, out.stride(), out.storage_offset())
+    key += tuple((t.shape, t.stride(), t.storage_offset()) for t in inputs)
     plan = _plans.get(key)
     if plan is None:
         if len(_plans) > 4096:
