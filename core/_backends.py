@@ -21,7 +21,7 @@ from types import MappingProxyType
 import numpy as np
 import pluggy
 
-from . import _hookspecs
+from . import _hooks, _hookspecs
 from ._keys import Layer, backend_bit
 
 ENTRY_POINT_GROUP = "opweave.backends"
@@ -359,50 +359,7 @@ def register_builtin(backend: Backend) -> None:
     Registry("core").backend(backend)
 
 
-# -- allocation observers: the allocator hook the profiler's memory recording uses (appended by the modes work) --
+# -- allocation observers: declared in ``_hooks`` (kept here under their old names) ----------------------
 
-_allocation_observers: tuple = ()
-_allocation_observers_lock = threading.Lock()
-_plain_storage_init = None  # Storage.__init__ as defined (saved when the first observer is installed)
-
-
-def _observing_storage_init(self, handle, nbytes, device, backend):
-    """Storage.__init__ while observers are installed: construct, then report the new storage to each observer."""
-    _plain_storage_init(self, handle, nbytes, device, backend)
-    for observer in _allocation_observers:
-        observer(self)
-
-
-def add_allocation_observer(observer) -> None:
-    """Call ``observer(storage)`` for every :class:`Storage` constructed (any backend, any thread) until removed.
-
-    Every storage a backend makes goes through ``Storage(handle, nbytes, device, backend)``,
-    so this sees the allocations of every backend. Nothing is observed, and nothing is
-    paid, while no observer is installed: the observing constructor is swapped in for the
-    first observer and the plain one is put back when the last is removed. The same
-    observer may be added more than once (each addition needs its own removal).
-    """
-    global _allocation_observers, _plain_storage_init
-    from ._tensor import Storage
-
-    with _allocation_observers_lock:
-        if not _allocation_observers:
-            if _plain_storage_init is None:
-                _plain_storage_init = Storage.__init__
-            Storage.__init__ = _observing_storage_init
-        _allocation_observers = (*_allocation_observers, observer)
-
-
-def remove_allocation_observer(observer) -> None:
-    """Remove one addition of ``observer`` (``ValueError`` if it is not installed)."""
-    global _allocation_observers
-    from ._tensor import Storage
-
-    with _allocation_observers_lock:
-        observers = list(_allocation_observers)
-        if observer not in observers:
-            raise ValueError(f"remove_allocation_observer(): {observer!r} is not installed")
-        observers.remove(observer)
-        _allocation_observers = tuple(observers)
-        if not observers:
-            Storage.__init__ = _plain_storage_init  # kept set: a constructor already running still calls it
+add_allocation_observer = _hooks.add_allocation_observer
+remove_allocation_observer = _hooks.remove_allocation_observer

@@ -153,6 +153,12 @@ class Dispatcher:
         """Append autocast policy rules for ``device_type`` (see ``_autocast.extend_policy``)."""
         self.autocast_rules.setdefault(device_type, []).extend(rules)
 
+    def add_op(self, op) -> None:
+        """Enter ``op`` in the catalog (``_ops`` defines it; ``ValueError`` if the name is taken)."""
+        if op.name in self.ops:
+            raise ValueError(f"operator {op.name} is defined twice")
+        self.ops[op.name] = op
+
     def forget(self, op) -> None:
         """Drop ``op`` from the catalog and every table (see ``_ops.undefine``)."""
         self.ops.pop(op.name, None)

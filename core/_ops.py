@@ -282,7 +282,7 @@ def _install(op: OpOverload) -> OpOverload:
     if packet is None:
         packet = space._packets[op.schema.name] = OpPacket(op.schema.name)
     packet.overloads[op.schema.overload] = op
-    _all[op.name] = op
+    DISPATCHER.add_op(op)
     op._entry = make_entry(op)
     return op
 

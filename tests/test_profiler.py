@@ -375,23 +375,22 @@ def test_memory_allocated_freed_and_peak_per_event(scripted):
 
 
 def test_allocation_hook_is_installed_only_while_a_memory_profile_runs():
-    from opweave import _backends
+    from opweave import _hooks
     from opweave.backends import Storage
 
     plain, plain_storage = Storage.__init__, opweave.Tensor.__dict__["_storage"]
     with profile():
-        assert Storage.__init__ is plain, "a profile without profile_memory installs nothing"
+        assert _hooks.observers == (), "a profile without profile_memory installs nothing"
     with pytest.raises(KeyError):
         with profile(profile_memory=True):
-            assert Storage.__init__ is not plain and opweave.Tensor.__dict__["_storage"] is not plain_storage
+            assert len(_hooks.observers) == 1
             with profile(profile_memory=True):
-                assert len(_backends._allocation_observers) == 1, "one observer serves every memory profile"
-            assert Storage.__init__ is not plain
+                assert len(_hooks.observers) == 1, "one observer serves every memory profile"
             raise KeyError("leaving by an exception")
-    assert Storage.__init__ is plain and _backends._allocation_observers == ()
-    assert opweave.Tensor.__dict__["_storage"] is plain_storage
+    assert _hooks.observers == ()
+    assert Storage.__init__ is plain and opweave.Tensor.__dict__["_storage"] is plain_storage, "nothing is swapped"
     with pytest.raises(ValueError, match="not installed"):
-        _backends.remove_allocation_observer(print)
+        _hooks.remove_allocation_observer(print)
 
 
 def test_results_whose_storage_is_made_lazily_are_charged_to_their_op():
