@@ -55,6 +55,7 @@ __all__ = [
     "output_strides",
     "qparams",
     "qrange",
+    "same_kind_binary",
     "same_kind_natives",
     "set_cached_native",
     "set_view",
@@ -225,6 +226,35 @@ def is_wrapped_number(t: Tensor) -> bool:
 def qparams(t: Tensor) -> QParams | None:
     """The quantization parameters of ``t`` (None if it is not quantized)."""
     return t._qparams
+
+
+def same_kind_binary(
+    compute: Callable[[Any, Any], Any],
+    dtypes: frozenset,
+    wrap: Callable[[Any, DType], Tensor],
+    materialise: Callable[[Tensor], Any],
+    what: str = "binary op",
+) -> Callable[..., Tensor]:
+    """A direct kernel for a binary canonical op (``add.Tensor``, ``mul.Tensor``...) on backend-native arrays.
+
+    The kernel takes ``(x, y, *rest)``. When ``x`` and ``y`` share a dtype in ``dtypes`` and a
+    shape, and ``rest`` is empty or ``alpha=1``, it returns ``wrap(compute(nx, ny), dtype)``,
+    where ``nx`` is ``x``'s cached native view or ``materialise(x)``; otherwise it declines, so
+    the op's decomposition (promotion, broadcasting, the prim) runs the call. It is the CPU's
+    ``a + b``; building it here keeps that path as short as a hand-written one.
+    """
+
+    def kernel(x, y, *rest):
+        if rest and not (type(rest[0]) is int and rest[0] == 1):
+            raise Decline(f"{what}: alpha != 1")
+        dtype = x._dtype
+        if dtype is y._dtype and dtype in dtypes and x._shape == y._shape:
+            a, b = x._native, y._native
+            return wrap(compute(materialise(x) if a is None else a, materialise(y) if b is None else b), dtype)
+        raise Decline(f"{what}: not two same-shape tensors of one of its dtypes")
+
+    kernel.__doc__ = f"{what} for two same-shape tensors of one dtype in {sorted(d.name for d in dtypes)}."
+    return kernel
 
 
 def same_kind_natives(x: Tensor, y: Tensor, dtypes: frozenset) -> tuple | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import opweave
-from opweave.backends.kernel import Decline, same_kind_natives
+from opweave.backends.kernel import Decline, same_kind_binary
 
 from .._backend import wrap_same
 from ._common import native, wrap
@@ -18,23 +18,16 @@ _FAST_DTYPES = frozenset({opweave.float32, opweave.float64})
 
 
 def _binary(name: str, ufunc):
-    def kernel(self, other, *rest):
-        if rest and not (type(rest[0]) is int and rest[0] == 1):
-            raise Decline("alpha != 1")
-        found = same_kind_natives(self, other, _FAST_DTYPES)
-        if found is None:
-            raise Decline("not two same-shape float32/float64 tensors")
-        dtype, a, b = found
-        return wrap_same(ufunc(native(self) if a is None else a, native(other) if b is None else b), dtype)
-
+    kernel = same_kind_binary(ufunc, _FAST_DTYPES, wrap_same, native, f"{name}.Tensor")
     kernel.__doc__ = f"{name}.Tensor for same-dtype float32/float64 operands (else the decomposition)."
     return kernel
 
 
 def _sum(self, dtype=None):
     """sum.default for float32/float64 without a dtype argument (else the decomposition)."""
-    if dtype is None and self.dtype in _FAST_DTYPES:
-        return wrap(np.asarray(native(self).sum(), self.dtype.numpy), self.dtype)
+    own = self.dtype
+    if dtype is None and own in _FAST_DTYPES:
+        return wrap(np.asarray(native(self).sum(), own.numpy), own)
     raise Decline("not float32/float64, or a dtype argument")
 
 
