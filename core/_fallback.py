@@ -17,6 +17,7 @@ ran through the fallback).
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from collections import Counter
 
@@ -59,6 +60,19 @@ def kernel_for(op, device_type: str | None, cpu=None, declined: bool = False):
     return Kernel(on_cpu, "cpu fallback", cpu.deterministic)
 
 
+_CORE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning at the first frame outside opweave's core and its entry points."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(_CORE_DIR) or frame.f_code.co_filename.startswith("<opweave op")
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def run(op, cpu_kernel, backend, args: tuple):
     """Run ``cpu_kernel`` on host copies of ``args``; results (and written arguments) go back to the device."""
     from ._tensor import Tensor
@@ -70,7 +84,7 @@ def run(op, cpu_kernel, backend, args: tuple):
         warnings.warn(
             f"{op.name}: no {backend.name} kernel for this call; running it on the CPU (inputs and results are copied)",
             UserWarning,
-            stacklevel=4,
+            stacklevel=_user_stacklevel(),
         )
     calls[op.name] += 1
     host_args = tuple(_to_host(a, backend.name) for a in args)
