@@ -381,12 +381,12 @@ class Dispatcher:
                 if not mixed:
                     cache[-keyset - 1] = chain
         first_why, rest = chain
-        reasons = [(first_why, exc)]  # formatted only when shown (explain, the error below)
+        reasons = [(first_why, str(exc))]  # kept as text: an exception would keep its frames' tensors alive
         for fn, why in rest:
             try:
                 result = fn(*args)
             except Decline as again:
-                reasons.append((why, again))
+                reasons.append((why, str(again)))
                 continue
             self.declines[(op.name, keyset)] = reasons
             return result
@@ -414,8 +414,8 @@ class Dispatcher:
 
 
 def describe_declines(reasons) -> list[str]:
-    """``"<candidate> declined: <why>"`` for each (candidate, Decline) of a call."""
-    return [f"{why} declined: {exc}" if str(exc) else f"{why} declined" for why, exc in reasons if why is not None]
+    """``"<candidate> declined: <why>"`` for each (candidate, decline message) of a call."""
+    return [f"{why} declined: {text}" if text else f"{why} declined" for why, text in reasons if why is not None]
 
 
 def _tensor_args(args):

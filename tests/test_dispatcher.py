@@ -97,3 +97,20 @@ def test_when_every_candidate_declines_the_error_names_op_and_reasons():
     with dispatch.registered(ops.prims.sqrt.default, no, backend="cpu", source="nope"):
         with pytest.raises(NotImplementedError, match=r"prims::sqrt.*declined: never"):
             ops.prims.sqrt(x)
+
+
+def test_a_declined_call_keeps_no_reference_to_its_arguments():
+    import gc
+    import weakref
+
+    def no(a):
+        raise Decline("never")
+
+    with dispatch.registered(ops.prims.sqrt.default, no, backend="cpu", source="nope"):
+        x = opweave.tensor([4.0])
+        ref = weakref.ref(x)
+        with pytest.raises(NotImplementedError):
+            ops.prims.sqrt(x)
+        del x
+        gc.collect()
+        assert ref() is None
