@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import fnmatch
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 import opweave as ow
-from opweave import _fallback
+from opweave import dispatch as ow_dispatch
 
 from . import checks, opdb
 from .checks import CheckFailure, Context, NotImplementedKernel
@@ -136,17 +135,17 @@ class Runner:
         """Run every check of the op named ``name`` and return its result."""
         start = time.perf_counter()
         info = opdb.get(name)
-        op = ow._ops.lookup(name)
+        op = ow.ops.lookup(name)
         family = opdb.family_of(op)
         if info is None:
             result = OpResult(name, family, "missing", op.variant, "fail", "no OpInfo and no generated sample")
             result.seconds = time.perf_counter() - start
             return result
         dtypes = self.dtypes_for(info)
-        before = Counter(_fallback.calls)
+        before = ow_dispatch.cpu_fallback_calls()
         results = [self._run_dtype(info, d) for d in dtypes]
         result = OpResult(name, info.family or family, info.source, info.variant, "skip", None, results)
-        result.fallback = sorted(p for p, n in _fallback.calls.items() if n > before.get(p, 0))
+        result.fallback = sorted(p for p, n in ow_dispatch.cpu_fallback_calls().items() if n > before.get(p, 0))
         result.aggregate()
         result.seconds = time.perf_counter() - start
         return result

@@ -24,6 +24,7 @@ import weakref
 import numpy as np
 import opweave as ow
 from opweave.backends import Backend, Storage
+from opweave.backends import kernel as K
 
 
 def cpu_kernels(prims_only: bool = True) -> dict:
@@ -49,7 +50,7 @@ class ShadowBackend(Backend):
         self.device = ow.device(name)
         self.live = 0
 
-    def _storage(self, handle, nbytes) -> Storage:
+    def _new_storage(self, handle, nbytes) -> Storage:
         storage = Storage(handle, nbytes, self.device, self)
         self.live += nbytes
         weakref.finalize(storage, self._release, nbytes)
@@ -60,12 +61,12 @@ class ShadowBackend(Backend):
 
     def allocate(self, nbytes, device):
         """A new uninitialised byte buffer."""
-        return self._storage(np.empty(nbytes, np.uint8), nbytes)
+        return self._new_storage(np.empty(nbytes, np.uint8), nbytes)
 
     def copy_from_host(self, array, device):
         """A new storage holding a copy of ``array``'s bytes."""
         flat = np.array(array, copy=True, order="C").reshape(-1)
-        return self._storage(flat, flat.nbytes)
+        return self._new_storage(flat, flat.nbytes)
 
     def copy_to_host(self, tensor):
         """A C-contiguous copy of the tensor's elements."""
@@ -75,7 +76,7 @@ class ShadowBackend(Backend):
 
     def strides_of(self, tensor):
         """Strides of a tensor made from a NumPy result."""
-        from opweave._tensor import contiguous_strides
+        from opweave.backends.kernel import contiguous_strides
         from opweave_cpu._backend import native
 
         if 0 in tensor.shape:
@@ -94,10 +95,12 @@ def retag(backend: ShadowBackend, value, inputs):
     if not isinstance(value, ow.Tensor) or any(value is t for t in inputs) or value.device == backend.device:
         return value
     storage = value.untyped_storage()
-    shadow = backend._storage(storage.handle, storage.nbytes)
-    return ow.Tensor._make(
-        shadow, value.shape, value._stride, value.storage_offset(), value.dtype, backend.device, native=value._native
-    )
+    shadow = backend._new_storage(storage.handle, storage.nbytes)
+    tagged = K.wrap_storage(shadow, value.shape, value.stride(), value.storage_offset(), dtype=value.dtype)
+    native = K.cached_native(value)
+    if native is not None:
+        K.set_cached_native(tagged, native)
+    return tagged
 
 
 def wrap_kernel(backend: ShadowBackend, fn):
@@ -129,7 +132,7 @@ def shadow_plugin(name: str, faults: dict | None = None, missing=(), config: dic
         table = cpu_kernels()
         for op in faults:  # a fault on a prim the core implements (views): start from the core's kernel
             if op not in table:
-                table[op] = ow._ops.lookup(op)._composite_explicit.fn
+                table[op] = ow.ops.lookup(op).composite_explicit.fn
         for op, fn in table.items():
             if op in missing:
                 continue
@@ -275,7 +278,8 @@ def new_storage_in_place(kernel):
     def faulty(a, b):
         fresh = np.empty(a.shape, a.dtype.numpy)
         fresh[...] = _host(b)
-        a._set_metadata(
+        K.set_view(
+            a,
             Storage(fresh.reshape(-1), fresh.nbytes, a.device, a.untyped_storage().backend),
             a.shape,
             tuple(max(1, int(np.prod(a.shape[i + 1 :]))) for i in range(a.ndim)),

@@ -77,6 +77,7 @@ from . import (  # noqa: E402
     _meta,  # noqa: E402
     backends,
     dispatch,
+    library,
     ops,
 )
 from . import prims as _prims  # noqa: E402,F401  (defines the prim catalog)
@@ -84,6 +85,7 @@ from . import refs as _refs  # noqa: E402,F401  (defines the canonical ops)
 from ._factories import as_tensor, from_dlpack, from_numpy, tensor  # noqa: E402
 from ._format import set_printoptions  # noqa: E402
 from ._methods import install as _install_methods  # noqa: E402
+from .backends import kernel as _kernel_api  # noqa: E402,F401  (opweave.backends.kernel, once prims exist)
 
 _backends.register_builtin(_meta.backend())
 _backends.discover()

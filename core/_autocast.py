@@ -34,6 +34,7 @@ from ._autocast_tables import CATEGORIES, DEVICE_TABLES, GENERIC_GPU
 from ._keys import Layer
 from ._state import local
 from ._tensor import Tensor
+from .library import core_library
 
 __all__ = ["AutocastPolicy", "autocast", "autocast_policy", "get_autocast_dtype", "is_autocast_enabled"]
 
@@ -259,7 +260,8 @@ class AutocastPolicy:
         return any(name in getattr(self, c) for c in CATEGORIES)
 
 
-_plugin_rules: dict[str, list] = {}  # device type -> [(names, category or None for remove, source)]
+# device type -> [(names, category or None for remove, source)]: a table of the dispatcher
+_plugin_rules: dict[str, list] = _dispatch.DISPATCHER.autocast_rules
 _index_cache: dict[str, tuple] = {}  # device type -> (version, {op name: category})
 _rules_version = 0
 
@@ -303,7 +305,7 @@ def _rules(device_type: str) -> list:
 
 def _index(device_type: str) -> dict:
     """{qualified op name: category} for the functional overloads autocast acts on for ``device_type``."""
-    version = (_rules_version, len(_ops._all))
+    version = (_rules_version, _dispatch.DISPATCHER.generation, len(_ops._all))
     cached = _index_cache.get(device_type)
     if cached is not None and cached[0] == version:
         return cached[1]
@@ -387,7 +389,7 @@ def extend_policy(
                 raise ValueError(f"autocast_policy: '{name}' names no functional operator of opweave's catalog")
         if names:
             rules.append((tuple(names), None if category == "remove" else category, source))
-    _plugin_rules.setdefault(device_type, []).extend(rules)
+    _dispatch.DISPATCHER.add_autocast_rules(device_type, rules)
     _rules_version += 1
     _ensure_kernels()
 
@@ -533,8 +535,7 @@ def _variant_kernel(op):
     return kernel
 
 
-_installed: set = set()
-_installed_state = [None]  # (rules version, catalog size) at the last installation
+_installed_state = [None]  # (rules version, dispatcher generation, catalog size) at the last installation
 
 
 def _all_table_names():
@@ -551,24 +552,24 @@ def _all_table_names():
 
 def _ensure_kernels() -> None:
     """Register the Autocast kernels of every functional op in any table (and the guards of their variants)."""
-    marker = (_rules_version, len(_ops._all))
+    marker = (_rules_version, _dispatch.DISPATCHER.generation, len(_ops._all))
     if _installed_state[0] == marker:
         return
     wanted = {op for name in _all_table_names() for op in _matching(name)}
-    added = []
-    for op in wanted:
-        if op.name not in _installed:
-            added.append((op, _autocast_kernel(op), _SOURCE))
     covered = {id(o) for o in wanted}
     for op in _ops._all.values():
-        if op.variant is not None and id(op.functional) in covered and op.name not in _installed:
-            added.append((op, _variant_kernel(op), _SOURCE + " (no cast: in-place/out=)"))
-    for op, fn, source in added:  # what _dispatch.register_kernel does, with one cache invalidation for all
-        op._kernels[(Layer.Autocast, None)] = _ops.Kernel(fn, source, True)
-        _installed.add(op.name)
-    if added:
-        _dispatch.invalidate()
+        if op in wanted:
+            if not _installed(op):
+                core_library(_SOURCE).impl(op, _autocast_kernel(op), "Autocast", with_keyset=True)
+        elif op.variant is not None and id(op.functional) in covered and not _installed(op):
+            guards = core_library(_SOURCE + " (no cast: in-place/out=)")
+            guards.impl(op, _variant_kernel(op), "Autocast", with_keyset=True)
     _installed_state[0] = marker
+
+
+def _installed(op) -> bool:
+    kernel = _dispatch.DISPATCHER.kernel(op, Layer.Autocast, None)
+    return kernel is not None and kernel.source.startswith(_SOURCE)
 
 
 _ensure_kernels()

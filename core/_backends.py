@@ -21,7 +21,7 @@ from types import MappingProxyType
 import numpy as np
 import pluggy
 
-from . import _dispatch, _hookspecs
+from . import _hooks, _hookspecs
 from ._keys import Layer, backend_bit
 
 ENTRY_POINT_GROUP = "opweave.backends"
@@ -111,7 +111,10 @@ class Registry:
     """What ``opweave_register`` receives: registration calls bound to one plugin."""
 
     def __init__(self, source: str):
+        from .library import Library
+
         self.source = source
+        self.library = Library("aten", "FRAGMENT", source=source)  # every kernel this plugin registers
         self.backends: list[str] = []
         self.features: list[tuple] = []
 
@@ -128,29 +131,44 @@ class Registry:
         self.backends.append(backend.name)
 
     def impl(self, op, fn, *, backend: str | None, layer: Layer = Layer.Dense, deterministic=True):
-        """Register ``fn`` as the kernel of ``op`` (an OpOverload or its name) at (layer, backend)."""
-        from ._ops import lookup
+        """Register ``fn`` as the kernel of ``op`` (an OpOverload or its name) at (layer, backend).
 
-        op = lookup(op) if isinstance(op, str) else op
-        _dispatch.register_kernel(op, layer, backend, fn, self.source, deterministic)
+        A thin wrapper over ``self.library.impl(op, fn, (layer, backend), with_keyset=True)``.
+        """
+        return self.library.impl(op, fn, (layer, backend), with_keyset=True, deterministic=deterministic)
 
     def composite_explicit(self, op, fn, *, deterministic=True):
         """Register one Dense kernel for ``op`` shared by all backends without their own."""
-        from ._ops import lookup
-
-        op = lookup(op) if isinstance(op, str) else op
-        _dispatch.register_composite_explicit(op, fn, self.source, deterministic)
+        return self.library.impl(op, fn, "CompositeExplicitAutograd", deterministic=deterministic)
 
     def fallback(self, layer: Layer, backend: str | None, fn) -> None:
-        """Register a boxed kernel for every op at (layer, backend); see ``dispatch.register_fallback``."""
-        _dispatch.register_fallback(layer, backend, fn, self.source)
+        """Register a boxed kernel for every op at (layer, backend); see ``opweave.library.Library.fallback``."""
+        return self.library.fallback(fn, (layer, backend))
 
     def deterministic_impl(self, op, fn, *, backend: str | None, layer: Layer = Layer.Dense):
         """Register the kernel used for ``op`` in deterministic mode (when the regular one is not)."""
-        from ._ops import lookup
+        return self.library.deterministic_impl(op, fn, (layer, backend))
 
-        op = lookup(op) if isinstance(op, str) else op
-        _dispatch.register_deterministic_kernel(op, layer, backend, fn, self.source)
+    def autocast_policy(
+        self, device_type: str, *, lower_precision=(), fp32=(), promote=(), remove=(), fp32_set_opt_dtype=()
+    ) -> None:
+        """Extend or override ``device_type``'s autocast policy (op names; see ``opweave.autocast_policy``).
+
+        ``lower_precision``, ``fp32``, ``promote`` and ``fp32_set_opt_dtype`` add ops (packet
+        names or qualified overload names) to that category, moving them out of any
+        other; ``remove`` takes them out of the policy. Later changes win.
+        """
+        from . import _autocast
+
+        _autocast.extend_policy(
+            device_type,
+            lower_precision=lower_precision,
+            fp32=fp32,
+            fp32_set_opt_dtype=fp32_set_opt_dtype,
+            promote=promote,
+            remove=remove,
+            source=self.source,
+        )
 
 
 @dataclass
@@ -341,75 +359,7 @@ def register_builtin(backend: Backend) -> None:
     Registry("core").backend(backend)
 
 
-def _registry_autocast_policy(
-    self, device_type: str, *, lower_precision=(), fp32=(), promote=(), remove=(), fp32_set_opt_dtype=()
-) -> None:
-    """Extend or override ``device_type``'s autocast policy (op names; see ``opweave.autocast_policy``).
+# -- allocation observers: declared in ``_hooks`` (kept here under their old names) ----------------------
 
-    ``lower_precision``, ``fp32``, ``promote`` and ``fp32_set_opt_dtype`` add ops (packet
-    names or qualified overload names) to that category, moving them out of any
-    other; ``remove`` takes them out of the policy. Later changes win.
-    """
-    from . import _autocast
-
-    _autocast.extend_policy(
-        device_type,
-        lower_precision=lower_precision,
-        fp32=fp32,
-        fp32_set_opt_dtype=fp32_set_opt_dtype,
-        promote=promote,
-        remove=remove,
-        source=self.source,
-    )
-
-
-Registry.autocast_policy = _registry_autocast_policy  # appended by the autocast work
-
-
-# -- allocation observers: the allocator hook the profiler's memory recording uses (appended by the modes work) --
-
-_allocation_observers: tuple = ()
-_allocation_observers_lock = threading.Lock()
-_plain_storage_init = None  # Storage.__init__ as defined (saved when the first observer is installed)
-
-
-def _observing_storage_init(self, handle, nbytes, device, backend):
-    """Storage.__init__ while observers are installed: construct, then report the new storage to each observer."""
-    _plain_storage_init(self, handle, nbytes, device, backend)
-    for observer in _allocation_observers:
-        observer(self)
-
-
-def add_allocation_observer(observer) -> None:
-    """Call ``observer(storage)`` for every :class:`Storage` constructed (any backend, any thread) until removed.
-
-    Every storage a backend makes goes through ``Storage(handle, nbytes, device, backend)``,
-    so this sees the allocations of every backend. Nothing is observed, and nothing is
-    paid, while no observer is installed: the observing constructor is swapped in for the
-    first observer and the plain one is put back when the last is removed. The same
-    observer may be added more than once (each addition needs its own removal).
-    """
-    global _allocation_observers, _plain_storage_init
-    from ._tensor import Storage
-
-    with _allocation_observers_lock:
-        if not _allocation_observers:
-            if _plain_storage_init is None:
-                _plain_storage_init = Storage.__init__
-            Storage.__init__ = _observing_storage_init
-        _allocation_observers = (*_allocation_observers, observer)
-
-
-def remove_allocation_observer(observer) -> None:
-    """Remove one addition of ``observer`` (``ValueError`` if it is not installed)."""
-    global _allocation_observers
-    from ._tensor import Storage
-
-    with _allocation_observers_lock:
-        observers = list(_allocation_observers)
-        if observer not in observers:
-            raise ValueError(f"remove_allocation_observer(): {observer!r} is not installed")
-        observers.remove(observer)
-        _allocation_observers = tuple(observers)
-        if not observers:
-            Storage.__init__ = _plain_storage_init  # kept set: a constructor already running still calls it
+add_allocation_observer = _hooks.add_allocation_observer
+remove_allocation_observer = _hooks.remove_allocation_observer

@@ -88,12 +88,14 @@ def _keys_expression(schema: OpSchema) -> str:
     return " | ".join(parts) or "0"
 
 
-def make_entry(op, dispatch, factory_keys, cache=None) -> callable:
+def make_entry(op, dispatch, factory_keys, cache: dict, declined) -> callable:
     """Build the callable users invoke for ``op`` (an OpOverload).
 
     ``dispatch(op, keyset, args)`` runs the call; ``factory_keys(args)``
     gives the key set of calls without tensor arguments (from ``device=``).
-    ``cache`` is the dict of resolved kernels (default: the op's own).
+    ``cache`` is the dict of resolved kernels (key set -> callable) owned by the
+    dispatcher; ``declined(op, keyset, args, exc)`` runs the next candidate after
+    the cached kernel raised ``Decline`` (a ``try`` costs nothing until it raises).
     """
     schema = op.schema
     params, names, seen_star = [], [], False
@@ -121,9 +123,11 @@ def make_entry(op, dispatch, factory_keys, cache=None) -> callable:
     body.append("    ks = (ks | _st.included) & ~_st.excluded")
     body.append("    kernel = _cache.get(ks)")
     body.append(f"    if kernel is None: return _dispatch(_op, ks, ({call_args}{',' if names else ''}))")
-    body.append(f"    return kernel({call_args})")
+    body.append(f"    try: return kernel({call_args})")
+    body.append(f"    except _Decline as exc: return _declined(_op, ks, ({call_args}{',' if names else ''}), exc)")
     py_name = "_entry"
     source = f"def {py_name}({', '.join(params)}):\n" + "\n".join(body) + "\n"
+    from ._dispatcher import Decline
     from ._state import local
     from ._tensor import Tensor
 
@@ -131,7 +135,9 @@ def make_entry(op, dispatch, factory_keys, cache=None) -> callable:
         "_c": _coerce,
         "_Tensor": Tensor,
         "_op": op,
-        "_cache": op._cache if cache is None else cache,
+        "_cache": cache,
+        "_Decline": Decline,
+        "_declined": declined,
         "_st": local(),
         "_dispatch": dispatch,
         "_factory_keys": factory_keys,

@@ -17,6 +17,7 @@ ran through the fallback).
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from collections import Counter
 
@@ -31,19 +32,25 @@ def enabled(backend) -> bool:
     return bool(getattr(backend, "cpu_fallback", False)) or os.environ.get("OPWEAVE_CPU_FALLBACK") == "1"
 
 
-def kernel_for(op, device_type: str | None):
-    """The fallback kernel of ``op`` on ``device_type``, or None (not enabled, or no CPU kernel)."""
+def kernel_for(op, device_type: str | None, cpu=None, declined: bool = False):
+    """The fallback kernel of ``op`` on ``device_type``, or None (not enabled, or no CPU kernel).
+
+    ``cpu`` is the op's registered CPU kernel (looked up again after loading the CPU plugin).
+    ``declined``: the device has a kernel of its own that may decline a case; the CPU
+    kernel then takes such cases whether or not the backend opted in.
+    """
     from . import _backends
+    from ._dispatcher import DISPATCHER, Kernel
     from ._keys import Layer
-    from ._ops import Kernel
 
     if device_type in (None, "cpu", "meta") or op.kind != "prim":
         return None
     backend = _backends._backends.get(device_type)
-    if backend is None or not enabled(backend):
+    if backend is None or not (declined or enabled(backend)):
         return None
-    _backends.ensure_loaded("cpu")
-    cpu = op._kernels.get((Layer.Dense, "cpu"))
+    if cpu is None:
+        _backends.ensure_loaded("cpu")
+        cpu = DISPATCHER.kernel(op, Layer.Dense, "cpu")
     if cpu is None:
         return None
 
@@ -51,6 +58,19 @@ def kernel_for(op, device_type: str | None):
         return run(op, cpu.fn, backend, args)
 
     return Kernel(on_cpu, "cpu fallback", cpu.deterministic)
+
+
+_CORE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning at the first frame outside opweave's core and its entry points."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(_CORE_DIR) or frame.f_code.co_filename.startswith("<opweave op")
+    ):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def run(op, cpu_kernel, backend, args: tuple):
@@ -64,7 +84,7 @@ def run(op, cpu_kernel, backend, args: tuple):
         warnings.warn(
             f"{op.name}: no {backend.name} kernel for this call; running it on the CPU (inputs and results are copied)",
             UserWarning,
-            stacklevel=4,
+            stacklevel=_user_stacklevel(),
         )
     calls[op.name] += 1
     host_args = tuple(_to_host(a, backend.name) for a in args)

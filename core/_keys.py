@@ -46,18 +46,41 @@ def layers_at_and_above(layer: Layer) -> int:
     return LAYER_MASK & ~((1 << layer) - 1)
 
 
-_backend_names: list[str] = []
-_backend_bits: dict[str, int] = {}
+class BackendBits:
+    """The backend bits handed out so far (a table of the dispatcher, see ``_dispatcher``)."""
+
+    def __init__(self):
+        self.names: list[str] = []
+        self.bits: dict[str, int] = {}
+
+    def bit(self, device_type: str) -> int:
+        """The key-set bit of a backend, allocated on first request."""
+        bit = self.bits.get(device_type)
+        if bit is None:
+            bit = 1 << (LAYER_BITS + len(self.names))
+            self.names.append(device_type)
+            self.bits[device_type] = bit
+        return bit
+
+    def snapshot(self) -> tuple:
+        """The allocated names (restore with :meth:`restore`)."""
+        return tuple(self.names)
+
+    def restore(self, names: tuple) -> None:
+        """Forget bits allocated after ``names`` was taken (bits already allocated stay put)."""
+        del self.names[len(names) :]
+        for name in [n for n in self.bits if n not in names]:
+            del self.bits[name]
+
+
+BITS = BackendBits()
+_backend_names = BITS.names
 
 
 def backend_bit(device_type: str) -> int:
     """The key-set bit of a backend, allocated on first request."""
-    bit = _backend_bits.get(device_type)
-    if bit is None:
-        bit = 1 << (LAYER_BITS + len(_backend_names))
-        _backend_names.append(device_type)
-        _backend_bits[device_type] = bit
-    return bit
+    bit = BITS.bits.get(device_type)
+    return bit if bit is not None else BITS.bit(device_type)
 
 
 def backend_names(keyset: int) -> list[str]:

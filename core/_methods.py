@@ -123,8 +123,24 @@ def _method(packet):
     return method
 
 
+_PYTHON_FUNCTIONS: dict = {}  # name -> (function, Tensor method or None); see python_function
+
+
+def python_function(name: str, fn, *, method=None) -> None:
+    """Declare a Python-level function ``opweave.<name>`` (and ``Tensor.<name>``) that replaces the op packet.
+
+    For ops whose PyTorch signature is not one schema (``unique`` picks among several ops);
+    :func:`install` puts them in place after the packets.
+    """
+    _PYTHON_FUNCTIONS[name] = (fn, method)
+
+
 def install(namespace: dict) -> None:
     """Attach op methods and operators to Tensor, and op functions to ``namespace`` (``opweave``)."""
+    for name, (fn, method) in _PYTHON_FUNCTIONS.items():
+        namespace[name] = fn
+        if method is not None:
+            setattr(Tensor, name, method)
     for name, packet in canonical._packets.items():
         if name not in namespace:
             namespace[name] = packet

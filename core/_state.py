@@ -9,15 +9,26 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
+
+_thread_dicts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Thread -> its state's __dict__
+_thread_dicts_lock = threading.Lock()
 
 
 class _ThreadState(threading.local):
-    """Per-thread values; class attributes are each new thread's defaults."""
+    """Per-thread values; class attributes are each new thread's defaults (every field is declared here)."""
 
     default_device = None
     included = 0  # dispatch keys (and mode bits) added to every call's key set
     excluded = 0  # dispatch keys removed from every call's key set
     deterministic_warn_only = False
+    profilers = ()  # active opweave.profiler.profile objects of this thread, outermost first
+    autocast = None  # device type -> _autocast._DeviceState of this thread (created on first use)
+
+    def __init__(self):
+        """Runs on each thread's first access: remember its values (for :func:`set_process_default`)."""
+        with _thread_dicts_lock:
+            _thread_dicts[threading.current_thread()] = self.__dict__
 
 
 _STATE = _ThreadState()
@@ -50,23 +61,7 @@ def keys_excluded(keyset: int):
         _STATE.excluded = saved
 
 
-# -- every thread's state, for process-global modes (appended by the modes work) --------
-
-import weakref  # noqa: E402
-
-_ThreadState.profilers = ()  # active opweave.profiler.profile objects of this thread, outermost first
-_thread_dicts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Thread -> its state's __dict__
-_thread_dicts_lock = threading.Lock()
-
-
-def _register_thread(self) -> None:
-    """Remember the calling thread's state dict (runs on each thread's first access to the state)."""
-    with _thread_dicts_lock:
-        _thread_dicts[threading.current_thread()] = self.__dict__
-
-
-_ThreadState.__init__ = _register_thread
-_register_thread(_STATE)
+# -- every thread's state, for process-global modes -------------------------------------------------
 
 
 def set_process_default(name: str, update) -> None:
@@ -76,13 +71,10 @@ def set_process_default(name: str, update) -> None:
     see) and every existing thread's own value are updated. A thread inside a block
     that saved the field on entry (``keys_included``) restores its saved value on exit.
     """
+    if not hasattr(_ThreadState, name):
+        raise AttributeError(f"set_process_default: no thread-state field {name!r} (declare it in _ThreadState)")
     with _thread_dicts_lock:
         setattr(_ThreadState, name, update(getattr(_ThreadState, name)))
         for values in list(_thread_dicts.values()):
             if name in values:
                 values[name] = update(values[name])
-
-
-# -- autocast (appended by the autocast work) ------------------------------------------------------
-
-_ThreadState.autocast = None  # device type -> _autocast._DeviceState of this thread (created on first use)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numbers
 
-from . import _dtype, _keys
+from . import _dtype, _hooks, _keys
 from ._device import device as _device_cls
 
 
@@ -31,6 +31,8 @@ class Storage:
         self.nbytes = nbytes
         self.device = device
         self.backend = backend
+        if _hooks.observers:  # allocation observers (the profiler's memory recording)
+            _hooks.notify(self)
 
     def data_ptr(self) -> int:
         """The address of the first byte, as the backend reports it."""
@@ -114,7 +116,8 @@ class Tensor:
         if st is None:
             from . import _backends
 
-            st = self._st = _backends.get(self._device.type).storage_for(self)
+            with _hooks.lazy_storage():  # not a new allocation: the memory exists already
+                st = self._st = _backends.get(self._device.type).storage_for(self)
         return st
 
     @_storage.setter

@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 from ._dispatch import (
+    Decline,
     Explanation,
+    cached_key_sets,
+    cpu_fallback_calls,
     explain,
     register_deterministic_kernel,
     register_fallback,
     register_kernel,
     registered,
+    restore,
+    snapshot,
 )
 from ._keys import Alias, Layer, backend_bit, format_keyset, layer_bit, layers_at_and_above
 from ._state import keys_excluded, keys_included
 
 __all__ = [
     "Alias",
+    "Decline",
+    "cached_key_sets",
+    "cpu_fallback_calls",
+    "restore",
+    "snapshot",
     "Explanation",
     "Layer",
     "backend_bit",

@@ -8,12 +8,15 @@ a prim packet, ``opweave.ops.quantized.linear`` the ``quantized::linear`` packet
 
 from __future__ import annotations
 
-from ._ops import OpOverload, OpPacket, c10d, canonical, catalog, lookup, prims, quantized
+from ._ops import _SPACES, OpOverload, OpPacket, c10d, canonical, catalog, lookup, prims, quantized
 
 __all__ = ["OpOverload", "OpPacket", "c10d", "catalog", "lookup", "prims", "quantized"]
 
 
 def __getattr__(name: str) -> OpPacket:
+    space = _SPACES.get(name)
+    if space is not None:  # a namespace defined through opweave.library ("myns::op")
+        return space
     return getattr(canonical, name)
 
 

@@ -15,7 +15,7 @@ exception, restores the thread's keys and stops recording.
 
 With ``profile_memory``, every storage constructed by the thread (on any backend but
 meta) is reported through the core's allocation hook
-(``_backends.add_allocation_observer``) and its death is watched with
+(``_hooks.add_allocation_observer``) and its death is watched with
 ``weakref.finalize``: each allocation and free is charged to the event innermost
 open when it happens, or to a ``"[memory]"`` event when no op is running. Results
 whose backend makes their storage lazily get it when their op returns. The hooks
@@ -37,10 +37,11 @@ import traceback
 import weakref
 from dataclasses import dataclass, field
 
-from . import _backends, _dispatch, _keys, _state
+from . import _backends, _hooks, _keys, _state
 from ._device import device as _device_type
 from ._keys import Layer
 from ._tensor import Tensor
+from .library import core_library
 
 __all__ = ["EventList", "FunctionEvent", "FunctionEventAvg", "profile", "record_function"]
 
@@ -285,58 +286,32 @@ def _python_layer_fallback(op, keyset: int, *args):
             recorder.end(event, start, end)
 
 
-_dispatch.register_fallback(Layer.Python, None, _python_layer_fallback, "opweave.profiler")
+core_library("opweave.profiler").fallback(_python_layer_fallback, "Python")
 
 
 # -- memory hooks -----------------------------------------------------------------------------
 #
 # A backend may give an op's result no Storage until someone asks for it (``Tensor._storage``
 # calls ``Backend.storage_for``; the CPU backend's fast kernels do this). While a memory profile
-# is active, two things are swapped in with the allocation observer: the fallback makes the
-# storages of an op's new results at once (so they are charged to that op), and ``Tensor._storage``
-# makes a storage asked for later (a tensor made before the profile, then viewed in it) without
-# reporting it, as it wraps memory that already existed.
-
-
-class _MemoryHooks(threading.local):
-    """Per-thread: > 0 while ``Tensor._storage`` is making a storage lazily (not an allocation)."""
-
-    quiet = 0
-
-
-_quiet = _MemoryHooks()
+# is active, the fallback makes the storages of an op's new results at once (so they are charged
+# to that op), and a storage made lazily later (a tensor made before the profile, then viewed in
+# it) is not reported: ``_hooks.making_lazy_storage()`` says it wraps memory that already existed.
 
 
 class _HookCount:
-    """How many memory profiles are active (all threads), and the plain ``Tensor._storage``."""
+    """How many memory profiles are active (all threads)."""
 
     count = 0
     lock = threading.Lock()
-    plain_storage = None
 
 
 _memory_hooks = _HookCount()
 
 
-def _quiet_storage(self):
-    """``Tensor._storage`` while memory profiles are active: a lazily made storage is not reported."""
-    st = self._st
-    if st is None:
-        _quiet.quiet += 1
-        try:
-            st = _memory_hooks.plain_storage.fget(self)
-        finally:
-            _quiet.quiet -= 1
-    return st
-
-
 def _install_memory_hooks() -> None:
     with _memory_hooks.lock:
         if _memory_hooks.count == 0:
-            plain = Tensor.__dict__["_storage"]
-            _memory_hooks.plain_storage = plain
-            Tensor._storage = property(_quiet_storage, plain.fset, plain.fdel, plain.__doc__)
-            _backends.add_allocation_observer(_observe_allocation)
+            _hooks.add_allocation_observer(_observe_allocation)
         _memory_hooks.count += 1
 
 
@@ -344,8 +319,7 @@ def _remove_memory_hooks() -> None:
     with _memory_hooks.lock:
         _memory_hooks.count -= 1
         if _memory_hooks.count == 0:
-            _backends.remove_allocation_observer(_observe_allocation)
-            Tensor._storage = _memory_hooks.plain_storage
+            _hooks.remove_allocation_observer(_observe_allocation)
 
 
 def _materialise_new_storages(args: tuple, out) -> None:
@@ -357,8 +331,8 @@ def _materialise_new_storages(args: tuple, out) -> None:
         if t._st is None:
             if given is None:
                 given = {id(a) for value in args for a in _tensors(value)}
-            if id(t) not in given:
-                _memory_hooks.plain_storage.fget(t)
+            if id(t) not in given:  # a new result: its storage is this op's allocation
+                t._st = _backends.get(t.device.type).storage_for(t)
 
 
 def _tensors(value):
@@ -373,7 +347,7 @@ def _tensors(value):
 def _observe_allocation(storage) -> None:
     """The allocation hook while a memory profile is active: hand the storage to the thread's memory profiles."""
     recorders = _state.local().profilers
-    if not recorders or _quiet.quiet:
+    if not recorders or _hooks.making_lazy_storage():
         return
     nbytes = storage.nbytes
     device = storage.device

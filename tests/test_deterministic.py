@@ -391,25 +391,23 @@ def test_nondeterministic_composite_explicit_kernel_is_checked():
     from opweave import _dispatch
 
     op = ops.prims.sub.default
-    saved = op._composite_explicit
     x = det([5.0, 7.0])
 
     def composite_sub(a, b):
         return _new(_view(a) - _view(b), a.dtype)
 
+    registration = _dispatch.register_composite_explicit(op, composite_sub, "test", deterministic=False)
     try:
-        _dispatch.register_composite_explicit(op, composite_sub, "test", deterministic=False)
         assert ops.prims.sub(x, x).cpu().tolist() == [0.0, 0.0]
         opweave.use_deterministic_algorithms(True)
         with pytest.raises(RuntimeError, match="prims::sub does not have a deterministic implementation on detdev"):
             ops.prims.sub(x, x)
     finally:
-        op._composite_explicit = saved
-        _dispatch.invalidate()
+        registration.remove()
 
 
 def test_cpu_kernels_are_all_registered_deterministic():
-    cpu = [(op.name, k) for op in ops.catalog() for (layer, b), k in op._kernels.items() if b == "cpu"]
+    cpu = [(op.name, k) for op in ops.catalog() for (layer, b), k in op.kernels().items() if b == "cpu"]
     assert cpu, "the CPU backend registers kernels"
     assert [name for name, k in cpu if not k.deterministic] == []
 

@@ -91,7 +91,7 @@ def register(*infos: OpInfo) -> None:
     for info in infos:
         if info.name in _hand:
             raise ValueError(f"opdb: {info.name} registered twice")
-        ow._ops.lookup(info.name)  # KeyError for a name that is not in the catalog
+        ow.ops.lookup(info.name)  # KeyError for a name that is not in the catalog
         _hand[info.name] = info
 
 
@@ -125,7 +125,7 @@ def get(name: str) -> OpInfo | None:
     _load()
     if name in _cache:
         return _cache[name]
-    op = ow._ops.lookup(name)
+    op = ow.ops.lookup(name)
     info = _hand.get(name)
     if info is None and op.functional is not None:
         base = get(op.functional.name)

@@ -135,7 +135,7 @@ def case_samples(cases, more=None):
 
 def entry(name, oracle, cases, dtypes, *, more=None, upcast=True, **kw) -> OpInfo:
     """An OpInfo for ``name`` from a case list, with the flags its tags imply."""
-    op = ow._ops.lookup(name)
+    op = ow.ops.lookup(name)
     flags = {
         "returns_view": "view" in op.tags,
         "data_dependent": bool(op.tags & {"dynamic_output_shape", "data_dependent_output"}),

@@ -182,7 +182,7 @@ class OpInfo:
     @property
     def op(self):
         """The :class:`opweave` OpOverload."""
-        from opweave._ops import lookup
+        from opweave.ops import lookup
 
         return lookup(self.name)
 

@@ -114,7 +114,7 @@ def ew_samples(
     ``dtype_of``/``shape_of`` fix an argument's dtype/shape; ``pass_dtype`` hands the
     dtype under test to the oracle as ``dtype=``.
     """
-    op = ow._ops.lookup(name)
+    op = ow.ops.lookup(name)
     dom, extra = dom or {}, extra or {}
     dtype_of, shape_of = dtype_of or {}, shape_of or {}
     params = [a for a in op.schema.arguments if not a.has_default or a.name in extra]
@@ -413,7 +413,7 @@ def broadcast_mismatch(rng, dtype):
 
 def ew(name, oracle, dtypes, *, tol=None, upcast=True, errors=None, known_failure=None, family="", **sample_opts):
     """One elementwise OpInfo (``tol``: ``{dtype name: (rtol, atol)}``; ``sample_opts``: see :func:`ew_samples`)."""
-    op = ow._ops.lookup(name)
+    op = ow.ops.lookup(name)
     return OpInfo(
         name=name,
         sample_inputs=ew_samples(name, prim=op.kind == "prim", **sample_opts),
@@ -550,7 +550,7 @@ def _unary_lines():
         fn, dtypes, domain = _UNARY_FLOAT[target]
         lines.append(ew(alias, F(fn), dtypes, dom={"self": domain}))
     for name, (fn, domain) in _SPECIAL_FNS.items():
-        arg = ow._ops.lookup(name).schema.arguments[0].name
+        arg = ow.ops.lookup(name).schema.arguments[0].name
         lines.append(ew(name, F(fn), NOT_COMPLEX, dom={arg: domain}, tol=LOOSE))
     for name, (fn, dtypes) in _UNARY_OTHER.items():
         lines.append(ew(name, fn, dtypes))
@@ -704,7 +704,7 @@ def _alpha(rng, dtype, index):
 def _binary_lines():
     lines = []
     for name, (fn, dtypes, domain, upcast, errors) in _BINARY.items():
-        op = ow._ops.lookup(name)
+        op = ow.ops.lookup(name)
         second = op.schema.arguments[1].name
         extra = {"alpha": _alpha} if "alpha" in {a.name for a in op.schema.arguments} else {}
         if name.endswith("Tensor_mode"):
@@ -714,7 +714,7 @@ def _binary_lines():
         lines.append(ew(name, F(fn), FLOAT, dom={"self": "pos", "other": "pos"}, tol=LOOSE))
     lines.append(ew("special_zeta", F(sp.zeta), NOT_COMPLEX, dom={"self": "gt1", "other": "pos"}, tol=LOOSE))
     for name, (fn, dtypes, dom, upcast) in _SCALAR.items():
-        op = ow._ops.lookup(name)
+        op = ow.ops.lookup(name)
         extra = {"alpha": _alpha} if "alpha" in {a.name for a in op.schema.arguments} else {}
         lines.append(ew(name, fn, dtypes, dom=dom, upcast=upcast, extra=extra))
     for mode in ("div", "divide"):

@@ -68,7 +68,7 @@ def _dim_value(arg, dims, ndim):
 
 def red_samples(name, *, domain="any", extra=None, specials=True, dtype_of=None, nonempty=False):
     """A sample generator for the reduction ``name`` (``extra``: other arguments, constants or :class:`Cycle`)."""
-    op = ow._ops.lookup(name)
+    op = ow.ops.lookup(name)
     extra = extra or {}
     args_spec = op.schema.arguments
     dim_arg = next((a for a in args_spec if a.name in ("dim", "dims")), None)

@@ -84,7 +84,7 @@ CONJ_COPY = {"complex64": _CONJ_COPY, "complex128": _CONJ_COPY}
 
 def V(name, oracle, cases, dtypes=ALL, **kw):
     """One OpInfo from a list of cases."""
-    op = ow._ops.lookup(name)
+    op = ow.ops.lookup(name)
     return OpInfo(
         name=name,
         sample_inputs=case_samples(cases),

@@ -8,10 +8,10 @@ casts and copies are backend kernels.
 from __future__ import annotations
 
 from .. import _backends, _dtype
-from .._dispatch import register_composite_explicit
 from .._meta import empty as meta_empty
 from .._ops import define_prim
 from .._tensor import contiguous_strides
+from ..library import core_library
 from ._utils import check_shape, check_tensor, dense_strides_like, same_device
 
 
@@ -144,17 +144,17 @@ def _limit(dtype, high):
 def _define():
     define_prim("convert_element_type(Tensor a, ScalarType dtype) -> Tensor", convert_element_type_meta)
     put = define_prim("device_put(Tensor a, Device device, bool non_blocking=False) -> Tensor", device_put)
-    register_composite_explicit(put, device_put, "core")
+    core_library("core").impl(put, device_put, "CompositeExplicit")
     define_prim("clone(Tensor a, *, MemoryFormat? memory_format=None) -> Tensor", clone_meta)
     define_prim("copy_to(Tensor(a!) a, Tensor b) -> Tensor(a!)", copy_to_meta, tags=("inplace",))
     define_prim("copy_strided(Tensor a, SymInt[] stride) -> Tensor", copy_strided_meta)
     rs = define_prim("resize(Tensor(a!) a, SymInt[] shape) -> Tensor(a!)", resize, tags=("inplace",))
-    register_composite_explicit(rs, resize, "core")
+    core_library("core").impl(rs, resize, "CompositeExplicit")
     it = define_prim("item(Tensor a) -> Scalar", item, tags=("data_dependent_output",))
-    register_composite_explicit(it, item, "core")
+    core_library("core").impl(it, item, "CompositeExplicit")
     for name, fn in (("maximum_value", maximum_value), ("minimum_value", minimum_value)):
         op = define_prim(f"{name}(ScalarType dtype) -> Scalar", fn)
-        register_composite_explicit(op, fn, "core")
+        core_library("core").impl(op, fn, "CompositeExplicit")
 
 
 _define()

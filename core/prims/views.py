@@ -277,11 +277,11 @@ VIEW_PRIMS = [
 
 
 def _define():
-    from .._dispatch import register_composite_explicit
+    from ..library import core_library
 
     for schema, fn in VIEW_PRIMS:
         op = define_prim(schema, fn, tags=("view",))
-        register_composite_explicit(op, fn, "core")
+        core_library("core").impl(op, fn, "CompositeExplicit")
 
 
 _define()

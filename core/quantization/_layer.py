@@ -23,11 +23,12 @@ on integers. Canonical view and shape ops (tag ``view`` or listed in
 from __future__ import annotations
 
 from .. import _dtype
-from .._dispatch import register_fallback, register_kernel
-from .._keys import Layer
 from .._ops import canonical as ops
 from .._ops import lookup, prims
 from .._quantized import QParams, int_view, make_quantized, qparams_of
+from ..library import core_library
+
+_LIB = core_library("core")
 
 #: Canonical ops that are not views but only move or copy elements (they run their decomposition).
 SHAPE_OPS = frozenset(
@@ -363,7 +364,7 @@ def register() -> None:
     """Register the Quantized-layer kernels of this module for every backend."""
     for name, rule in VIEW_RULES.items():
         op = lookup(f"prims::{name}")
-        register_kernel(op, Layer.Quantized, None, _view_kernel(name, rule), "core")
+        _LIB.impl(op, _view_kernel(name, rule), "Quantized", with_keyset=True)
     for name, fn in (
         ("clone", _clone),
         ("copy_strided", _copy_strided),
@@ -371,10 +372,10 @@ def register() -> None:
         ("copy_to", _copy_to),
         ("item", _item),
     ):
-        register_kernel(lookup(f"prims::{name}"), Layer.Quantized, None, fn, "core")
+        _LIB.impl(lookup(f"prims::{name}"), fn, "Quantized", with_keyset=True)
     for name, fn in ACCESSORS.items():
-        register_kernel(lookup(name), Layer.Quantized, None, fn, "core")
-    register_fallback(Layer.Quantized, None, _fallback, "core")
+        _LIB.impl(lookup(name), fn, "Quantized", with_keyset=True)
+    _LIB.fallback(_fallback, "Quantized")
 
 
 __all__ = ["QParams", "SHAPE_OPS", "register"]

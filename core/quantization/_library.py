@@ -20,9 +20,9 @@ registered here too.
 from __future__ import annotations
 
 from .. import _keys
-from .._dispatch import register_kernel
 from .._keys import Layer
 from .._ops import _all, define
+from ..library import core_library
 from . import _engine, reference
 
 _Q = _keys.layer_bit(Layer.Quantized)
@@ -151,7 +151,7 @@ def _define(schema: str, fn):
     tags = ("data_dependent_output",) if schema.split("(")[0] in DATA_DEPENDENT else ()
     op = define("quantized::" + schema, lambda *args: None, tags=tags, doc=(fn or reference.conv_unpack).__doc__)
     op.decomposition = _enter_quantized(op)
-    register_kernel(op, Layer.Quantized, None, _reference_kernel(op, fn or reference.conv_unpack), "core")
+    core_library("core").impl(op, _reference_kernel(op, fn or reference.conv_unpack), "Quantized", with_keyset=True)
     return op
 
 
@@ -162,9 +162,15 @@ def register() -> None:
     register_aten_kernels()
 
 
+def _has_quantized_kernel(op) -> bool:
+    from .._dispatch import DISPATCHER
+
+    return DISPATCHER.kernel(op, Layer.Quantized, None) is not None
+
+
 def register_aten_kernels() -> None:
     """Reference kernels for the aten ops of :data:`ATEN_KERNELS` that exist now (call again after defining more)."""
     for name, fn in ATEN_KERNELS.items():
         op = _all.get(name)
-        if op is not None and (Layer.Quantized, None) not in op._kernels:
-            register_kernel(op, Layer.Quantized, None, _reference_kernel(op, fn), "core")
+        if op is not None and not _has_quantized_kernel(op):
+            core_library("core").impl(op, _reference_kernel(op, fn), "Quantized", with_keyset=True)

@@ -10,9 +10,8 @@ depending on the flags) over the ATen ops ``_unique2``, ``unique_dim`` and
 
 from __future__ import annotations
 
-import importlib
-
 from .. import _dtype
+from .._methods import python_function
 from .._ops import canonical as ops
 from .._ops import prims
 from .._tensor import Tensor
@@ -316,13 +315,10 @@ def _unique_consecutive_method(self, return_inverse=False, return_counts=False, 
 
 def _install_python_functions():
     """``opweave.unique``/``unique_consecutive`` and the Tensor methods: torch's Python-level signatures."""
-    root = importlib.import_module(__name__.split(".")[0])
-    root.unique = unique
-    root.unique_consecutive = unique_consecutive
     _unique_method.__doc__ = unique.__doc__
     _unique_consecutive_method.__doc__ = unique_consecutive.__doc__
-    Tensor.unique = _unique_method
-    Tensor.unique_consecutive = _unique_consecutive_method
+    python_function("unique", unique, method=_unique_method)
+    python_function("unique_consecutive", unique_consecutive, method=_unique_consecutive_method)
 
 
 def _define():

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import opweave
-from opweave._tensor import contiguous_strides
 from opweave.backends import Backend, Storage
+from opweave.backends import kernel as K
 
 CPU = opweave.device("cpu")
 
@@ -44,19 +44,20 @@ class CPUBackend(Backend):
 
     def storage_for(self, tensor):
         """The storage of a tensor made by ``wrap_same``: the result array's own memory."""
-        a = tensor._native
+        a = K.cached_native(tensor)
         flat = a if a.flags.c_contiguous else _dense_flat(a)
         if flat is None:  # not dense: the tensor's elements move to a fresh dense array
-            a = tensor._native = np.array(a, order="C")
-            tensor._stride = None
+            a = np.array(a, order="C")
+            K.set_cached_native(tensor, a)
+            K.drop_strides(tensor)
             flat = a
         return Storage(flat, flat.nbytes, CPU, self)
 
     def strides_of(self, tensor) -> tuple:
         """Strides (in elements) of a tensor made from a NumPy result (contiguous ones when it is empty)."""
-        if 0 in tensor._shape:
-            return contiguous_strides(tensor._shape)
-        item = tensor._dtype.itemsize
+        if 0 in tensor.shape:
+            return K.contiguous_strides(tensor.shape)
+        item = tensor.dtype.itemsize
         return tuple(s // item for s in native(tensor).strides)
 
     def from_host(self, array: np.ndarray, device):
@@ -65,26 +66,27 @@ class CPUBackend(Backend):
 
 
 BACKEND = CPUBackend()
-_KEYS = opweave.dispatch.layer_bit(opweave.dispatch.Layer.Dense) | opweave.dispatch.backend_bit("cpu")
+_cached_native = K.cached_native
 
 
 def native(t) -> np.ndarray:
     """The NumPy view of a CPU tensor (cached on the tensor)."""
-    a = t._native
+    a = _cached_native(t)
     if a is None:
         a = _materialise(t)
     return a
 
 
 def _materialise(t) -> np.ndarray:
-    item = t._dtype.itemsize
-    shape = t._shape
+    dtype = t.dtype
+    item = dtype.itemsize
+    shape = tuple(t.shape)
     if 0 in shape:
-        a = np.empty(shape, t._dtype.numpy)
+        a = np.empty(shape, dtype.numpy)
     else:
-        strides = tuple(s * item for s in t._stride)
-        a = np.ndarray(shape, t._dtype.numpy, t._storage.handle, t._offset * item, strides)
-    t._native = a
+        strides = tuple(s * item for s in t.stride())
+        a = np.ndarray(shape, dtype.numpy, K.buffer(t), t.storage_offset() * item, strides)
+    K.set_cached_native(t, a)
     return a
 
 
@@ -103,32 +105,12 @@ def wrap(a, dtype=None):
         if flat is None:
             a = np.array(a, order="C")
             flat = a.reshape(-1)
-    storage = Storage(flat, flat.nbytes, CPU, BACKEND)
-    return opweave.Tensor._make(storage, a.shape, None, 0, dtype, CPU, _KEYS, a)
+    return wrap_same(a, dtype, Storage(flat, flat.nbytes, CPU, BACKEND))
 
 
-def wrap_same(a: np.ndarray, dtype):
-    """``wrap`` for a fresh ndarray whose NumPy dtype is already ``dtype``'s (the hot path).
-
-    The storage is made on first use (``CPUBackend.storage_for``): most results are never asked for it.
-    """
-    t = _new_tensor(_Tensor)
-    t._st = None
-    t._shape = _Size(a.shape)
-    t._stride = None
-    t._offset = 0
-    t._dtype = dtype
-    t._device = CPU
-    t._keys = _KEYS
-    t._native = a
-    t._wrapped_number = False
-    t._qparams = None
-    return t
-
-
-_new_tensor = object.__new__
-_Tensor = opweave.Tensor
-_Size = opweave.Size
+#: ``wrap_same(a, dtype)``: ``wrap`` for a fresh ndarray whose NumPy dtype is already ``dtype``'s (the hot
+#: path). The storage is made on first use (``CPUBackend.storage_for``): most results are never asked for it.
+wrap_same = K.native_wrapper(CPU)
 
 
 def _dense_flat(a):

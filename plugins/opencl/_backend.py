@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 import opweave
-from opweave._tensor import Tensor, contiguous_strides
 from opweave.backends import Backend, Storage
+from opweave.backends.kernel import contiguous_strides, wrap_storage
 
 from . import _runtime
 from ._allocator import CachingAllocator
@@ -117,7 +117,7 @@ class OpenCLBackend(Backend):
         if stride == contiguous_strides(shape):  # straight into the result
             out = np.empty(shape, dt.numpy)
             cl.enqueue_copy(
-                queue, out.reshape(-1).view(np.uint8), tensor._storage.handle.buffer, src_offset=offset * item
+                queue, out.reshape(-1).view(np.uint8), tensor.untyped_storage().handle.buffer, src_offset=offset * item
             )
             return out
         lo = offset + sum((n - 1) * s for n, s in zip(shape, stride) if s < 0)
@@ -150,7 +150,7 @@ class OpenCLBackend(Backend):
             span += (n - 1) * st
         nbytes = span * dtype.itemsize
         storage = Storage(self.allocator(device).malloc(nbytes), nbytes, device, self)
-        return Tensor._make(storage, tuple(shape), tuple(stride), 0, dtype, device)
+        return wrap_storage(storage, shape, stride, 0, dtype=dtype, device=device)
 
     def data_ptr(self, storage) -> int:
         """The ``cl_mem`` handle of the storage's buffer (0 for an empty storage)."""

@@ -17,6 +17,7 @@ import threading
 
 import numpy as np
 import opweave
+from opweave.backends.kernel import int_view, qparams
 
 from . import _onednn as dnnl
 from ._primitives import (
@@ -216,11 +217,9 @@ def linear_pack(params, prepare: bool = False) -> LinearPack:
     """
     pack = params.backend_cache.get(ENGINE)
     if pack is None:
-        from opweave._quantized import int_view
-
         w = params.weight
         bias = None if params.bias is None else params.bias.to(opweave.float32).numpy(force=True)
-        pack = LinearPack(int_view(w).numpy(force=True), w._qparams, bias)
+        pack = LinearPack(int_view(w).numpy(force=True), qparams(w), bias)
         params.backend_cache[ENGINE] = pack
     if prepare:
         pack.prepare()
@@ -231,13 +230,11 @@ def conv_pack(params) -> ConvPack:
     """The :class:`ConvPack` of a ``ConvPackedParams`` (made once, kept in its ``backend_cache``)."""
     pack = params.backend_cache.get(ENGINE)
     if pack is None:
-        from opweave._quantized import int_view
-
         w = params.weight
         bias = None if params.bias is None else params.bias.to(opweave.float32).numpy(force=True)
         pack = ConvPack(
             int_view(w).numpy(force=True),
-            w._qparams,
+            qparams(w),
             bias,
             params.stride,
             params.padding,

@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 import opweave
-from opweave._quantized import QParams, int_view, make_quantized, qrange
+from opweave.backends.kernel import QParams, int_view, make_quantized, qparams, qrange
 from opweave.quantization import ConvPackedParams, LinearPackedParams, get_engine, reference
 
 from ._onednn import ARG_DST, ARG_SRC, ARG_WEIGHTS
@@ -46,7 +46,7 @@ def active() -> bool:
 
 
 def _per_tensor_cpu(t, dtypes) -> bool:
-    qp = getattr(t, "_qparams", None)
+    qp = qparams(t) if isinstance(t, opweave.Tensor) else None
     return qp is not None and not qp.per_channel_scheme and t.dtype in dtypes and t.device.type == "cpu"
 
 
@@ -91,7 +91,7 @@ def _linear_kernel(relu: bool, fallback):
         pack = linear_pack(W_prepack)
         if not pack.supported:
             return fallback(X, W_prepack, Y_scale_i, Y_zero_point_i)
-        qx = X._qparams
+        qx = qparams(X)
         x = _ints(X).reshape(-1, pack.in_features)
         y = pack.run(x, qx.scale, qx.zero_point, np.uint8, Y_scale_i, Y_zero_point_i, relu)
         return _quantized(y.reshape(*X.shape[:-1], pack.out_features), Y_scale_i, Y_zero_point_i, QUINT8)
@@ -173,7 +173,7 @@ def _conv_kernel(dims: int, relu: bool, fallback):
         pack = conv_pack(params)
         if not pack.supported:
             return fallback(qx, packed_weight, output_scale, output_zero_point)
-        qp = qx._qparams
+        qp = qparams(qx)
         x = _ints(qx)
         y = pack.run(x, qp.scale, qp.zero_point, output_scale, output_zero_point, relu)
         return _quantized(y, output_scale, output_zero_point, QUINT8)
@@ -225,7 +225,7 @@ def matmul(keyset, qa, qb, scale, zero_point):
         batch = np.broadcast_shapes(tuple(qa.shape[:-2]), tuple(qb.shape[:-2]))
     except ValueError:
         return fallback(qa, qb, scale, zero_point)
-    pa, pb = qa._qparams, qb._qparams
+    pa, pb = qparams(qa), qparams(qb)
     a = np.ascontiguousarray(np.broadcast_to(_ints(qa), (*batch, *qa.shape[-2:])))
     b, zb = _as_s8(np.ascontiguousarray(np.broadcast_to(_ints(qb), (*batch, *qb.shape[-2:]))), pb.zero_point, qb.dtype)
     out_dtype = _STORAGE[qa.dtype]
@@ -248,7 +248,7 @@ def matmul(keyset, qa, qb, scale, zero_point):
 
 
 def _dequantized(q) -> np.ndarray:
-    qp = q._qparams
+    qp = qparams(q)
     return (_ints(q).astype(np.int32) - np.int32(qp.zero_point)).astype(np.float32) * np.float32(qp.scale)
 
 
@@ -287,7 +287,7 @@ def relu(keyset, self):
     """x86 ``relu`` of a per-tensor quantized CPU tensor: ``max(q, zero_point)`` (exact)."""
     if not active() or not _per_tensor_cpu(self, (QUINT8, QINT8)):
         return reference.relu(self)
-    qp = self._qparams
+    qp = qparams(self)
     ints = _ints(self)
     out = np.maximum(ints, ints.dtype.type(qp.zero_point))
     return _quantized(_dense(out), qp.scale, qp.zero_point, self.dtype)

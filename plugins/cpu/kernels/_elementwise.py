@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import opweave
-from opweave.prims._utils import Out
+from opweave.backends.kernel import Out
 
 from ._common import native, wrap
 

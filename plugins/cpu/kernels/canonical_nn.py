@@ -1,9 +1,10 @@
 """Direct CPU kernels for the hot nn canonical ops: softmax, log_softmax, layer_norm, gelu, cross_entropy_loss.
 
 Each handles the common case — float32/float64 inputs, no dtype conversion, the
-op's usual arguments — with a few NumPy calls that reuse their buffers, and hands
-every other call (16-bit floats, weights, label smoothing, invalid arguments) to
-the op's reference decomposition, so errors and edge cases are the decomposition's.
+op's usual arguments — with a few NumPy calls that reuse their buffers, and declines
+every other call (16-bit floats, weights, label smoothing, invalid arguments) with
+``raise Decline``: the dispatcher then runs the op's reference decomposition, so errors
+and edge cases are the decomposition's.
 Results agree with the decomposition to rounding (``tests/refs/test_nn_cpu_direct.py``);
 layer_norm's variance is accumulated in the input's dtype (two-pass) where the
 decomposition's ``var`` prim accumulates in float64.
@@ -17,6 +18,7 @@ import numpy as np
 import opweave
 import scipy.special as sp
 from opweave import ops
+from opweave.backends.kernel import Decline
 
 from ._common import native, wrap
 
@@ -26,15 +28,14 @@ _FAST = frozenset({opweave.float32, opweave.float64})
 def _softmax_kernel(packet_name: str, log: bool, internal: bool):
     op = getattr(ops, packet_name)
     op = op.default if internal else op.int
-    reference = op.decomposition
 
     def kernel(self, dim, third=None):
         # third: ``dtype`` (softmax.int) or ``half_to_float`` (_softmax)
-        converts = bool(third) if internal else third is not None and third is not self._dtype
-        if converts or self._dtype not in _FAST or self.ndim == 0 or self.numel() == 0:
-            return reference(self, dim, third)
+        converts = bool(third) if internal else third is not None and third is not self.dtype
+        if converts or self.dtype not in _FAST or self.ndim == 0 or self.numel() == 0:
+            raise Decline("not a float32/float64 softmax along a valid dim")
         if not -self.ndim <= dim < self.ndim:
-            return reference(self, dim, third)
+            raise Decline("not a float32/float64 softmax along a valid dim")
         x = native(self)
         with np.errstate(all="ignore"):
             shifted = x - np.max(x, axis=dim, keepdims=True)
@@ -42,10 +43,10 @@ def _softmax_kernel(packet_name: str, log: bool, internal: bool):
                 e = np.exp(shifted)
                 total = np.sum(e, axis=dim, keepdims=True)
                 np.subtract(shifted, np.log(total, out=total), out=shifted)
-                return wrap(shifted, self._dtype)
+                return wrap(shifted, self.dtype)
             np.exp(shifted, out=shifted)
             np.divide(shifted, np.sum(shifted, axis=dim, keepdims=True), out=shifted)
-        return wrap(shifted, self._dtype)
+        return wrap(shifted, self.dtype)
 
     kernel.__doc__ = f"{op.name} along one dim of a float32/float64 tensor (else the decomposition)."
     return kernel
@@ -53,8 +54,7 @@ def _softmax_kernel(packet_name: str, log: bool, internal: bool):
 
 def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
     """layer_norm of a float32/float64 tensor with same-dtype (or no) weight and bias (else the decomposition)."""
-    reference = ops.layer_norm.default.decomposition
-    dtype = input._dtype
+    dtype = input.dtype
     k = len(normalized_shape)
     fast = (
         dtype in _FAST
@@ -62,12 +62,12 @@ def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn
         and list(input.shape[input.ndim - k :]) == [int(s) for s in normalized_shape]
         and input.numel() > 0
         and all(
-            t is None or (t._dtype is dtype and list(t.shape) == list(normalized_shape) and t.device.type == "cpu")
+            t is None or (t.dtype is dtype and list(t.shape) == list(normalized_shape) and t.device.type == "cpu")
             for t in (weight, bias)
         )
     )
     if not fast:
-        return reference(input, normalized_shape, weight, bias, eps, cudnn_enable)
+        raise Decline("not a float32/float64 layer_norm over the last dims")
     x = native(input)
     axes = tuple(range(input.ndim - k, input.ndim))
     with np.errstate(all="ignore"):
@@ -91,9 +91,9 @@ _TANH_BETA = math.sqrt(2) * (2 / math.sqrt(math.pi)) * 0.5
 
 def _gelu(self, approximate="none"):
     """gelu of a float32/float64 tensor, exact or tanh (else the decomposition)."""
-    dtype = self._dtype
+    dtype = self.dtype
     if dtype not in _FAST or approximate not in ("none", "tanh"):
-        return ops.gelu.default.decomposition(self, approximate)
+        raise Decline("not float32/float64 with approximate 'none' or 'tanh'")
     x = native(self)
     scalar = np.dtype(dtype.numpy).type
     with np.errstate(all="ignore"):
@@ -115,16 +115,14 @@ def _gelu(self, approximate="none"):
 
 def _cross_entropy(self, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0):
     """cross_entropy_loss of (N, C) float32/float64 logits and int64 class indices, no weight or smoothing."""
-    reference = ops.cross_entropy_loss.default.decomposition
-    args = (self, target, weight, reduction, ignore_index, label_smoothing)
     r = {"Mean": 1, "Sum": 2, "None": 0}.get(reduction, reduction) if isinstance(reduction, str) else reduction
-    dtype = self._dtype
+    dtype = self.dtype
     fast = (
         dtype in _FAST
         and self.ndim == 2
         and self.shape[0] > 0
         and self.shape[1] > 0
-        and target._dtype is opweave.int64
+        and target.dtype is opweave.int64
         and tuple(target.shape) == (self.shape[0],)
         and target.device.type == "cpu"
         and weight is None
@@ -133,13 +131,13 @@ def _cross_entropy(self, target, weight=None, reduction=1, ignore_index=-100, la
         and type(r) is int
     )
     if not fast:
-        return reference(*args)
+        raise Decline("not (N, C) float32/float64 logits with int64 targets")
     x, t = native(self), native(target)
     classes = x.shape[1]
     ignored = t == ignore_index
     safe = np.where(ignored, 0, t)
     if ((safe < 0) | (safe >= classes)).any():
-        return reference(*args)  # raises the decomposition's error
+        raise Decline("a class index is out of range: the decomposition raises")
     with np.errstate(all="ignore"):
         shifted = x - np.max(x, axis=1, keepdims=True)
         picked = np.take_along_axis(shifted, safe[:, None], axis=1)[:, 0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from opweave.backends import Storage
+from opweave.backends.kernel import wrap_storage
 
 from .._backend import BACKEND, CPU
 from ._common import wrap
@@ -11,12 +12,10 @@ from ._common import wrap
 
 def empty_strided(shape, strides, dtype, device):
     """Uninitialised memory with the given strides."""
-    import opweave
-
     span = 1 + sum((s - 1) * st for s, st in zip(shape, strides)) if all(shape) else 0
     buf = np.empty(span * dtype.itemsize, np.uint8).view(dtype.numpy) if dtype.itemsize else None
     storage = Storage(buf, buf.nbytes, CPU, BACKEND)
-    return opweave.Tensor._make(storage, tuple(shape), tuple(strides), 0, dtype, CPU)
+    return wrap_storage(storage, shape, strides, 0, dtype=dtype, device=CPU)
 
 
 def empty_permuted(shape, physical_layout, dtype, device):

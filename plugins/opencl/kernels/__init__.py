@@ -6,8 +6,9 @@ import importlib
 import pkgutil
 
 import opweave
+from opweave.backends.kernel import Decline
 
-from ._common import KERNELS, NONDETERMINISTIC, cpu_fallback
+from ._common import KERNELS, NONDETERMINISTIC
 
 
 def register_all(registry) -> None:
@@ -17,7 +18,7 @@ def register_all(registry) -> None:
             importlib.import_module(f"{__name__}.{info.name}")
     for name, fn in KERNELS.items():
         registry.impl(name, fn, backend="opencl", deterministic=name not in NONDETERMINISTIC)
-    for name in NONDETERMINISTIC:  # deterministic mode: the CPU kernel, through the fallback (as CUDA has sorted ones)
+    for name in NONDETERMINISTIC:  # deterministic mode: declines to the CPU kernel (as CUDA has sorted ones)
         registry.deterministic_impl(name, _on_cpu(name), backend="opencl")
 
 
@@ -25,7 +26,7 @@ def _on_cpu(name: str):
     op = opweave.ops.lookup(name)
 
     def run(*args):
-        return cpu_fallback(op, args)
+        raise Decline(f"{op.name}: deterministic mode runs the CPU kernel")
 
     run.__name__ = run.__qualname__ = f"opencl_{op.name.split('::')[-1]}_deterministic"
     run.__doc__ = f"``{op.name}`` in deterministic mode: the CPU kernel, inputs and results copied."

@@ -2,8 +2,10 @@
 
 A kernel function receives the prim's arguments (positional, schema order) and
 returns the result, or ``NotImplemented`` for a case it does not handle (a dtype,
-a data-dependent check); then the prim runs through the core's CPU fallback,
-which the conformance report marks as "fallback".
+a data-dependent check). The registered wrapper turns that into the core's decline
+protocol (``raise opweave.backends.kernel.Decline``): the dispatcher then runs the
+prim's next candidate, the CPU kernel with copies, which the conformance report
+marks as "fallback".
 """
 
 from __future__ import annotations
@@ -13,8 +15,7 @@ from collections import OrderedDict
 
 import numpy as np
 import opweave
-from opweave import _fallback
-from opweave._keys import Layer
+from opweave.backends.kernel import Decline
 
 from .._backend import BACKEND, NAME, empty
 from ..codegen.common import EW_WORDS, MAX_INPUTS, MAX_RANK, coalesce
@@ -23,7 +24,6 @@ from ..dialect import OPENCL
 KERNELS: dict = {}  # "prims::name" -> kernel
 NONDETERMINISTIC: set = set()
 LOCAL = 64  # work-group size of 1-D launches (fixed, so PoCL compiles one work-group function per kernel)
-_cpu_kernels: dict = {}
 # From this many elements, all-contiguous operands take the ``_c`` kernel (no index arithmetic). Small calls
 # use the strided kernel: each distinct kernel costs PoCL a work-group compile on first use, so this halves
 # the kernels a cold cache builds for small tensors (the conformance run), at no measurable cost for them.
@@ -36,14 +36,14 @@ STRIDED_BLOCK = 256
 
 
 def kernel(name: str):
-    """Decorator: make ``fn`` the OpenCL kernel of ``prims::name`` (``NotImplemented`` -> CPU fallback)."""
+    """Decorator: make ``fn`` the OpenCL kernel of ``prims::name`` (``NotImplemented`` -> ``Decline``)."""
     op = opweave.ops.lookup(f"prims::{name}")
 
     def register(fn):
         def run(*args):
             result = fn(*args)
             if result is NotImplemented:
-                return cpu_fallback(op, args)
+                raise Decline(f"opencl has no kernel for this case of {op.name}")
             return result
 
         run.__name__ = run.__qualname__ = f"opencl_{name}"
@@ -52,15 +52,6 @@ def kernel(name: str):
         return fn
 
     return register
-
-
-def cpu_fallback(op, args):
-    """Run ``op`` through the core's CPU fallback (copies in and out)."""
-    fn = _cpu_kernels.get(op.name)
-    if fn is None:
-        opweave.backends.get("cpu")
-        fn = _cpu_kernels[op.name] = op._kernels[(Layer.Dense, "cpu")].fn
-    return _fallback.run(op, fn, BACKEND, args)
 
 
 def dname(t) -> str:
@@ -172,7 +163,8 @@ def elementwise(rt, kernels: dict, name: str, out, inputs, opcode: tuple, contig
     ``codegen.elementwise.opcodes``; ``contiguous()`` returns the ``<op>_c`` kernels (built on first use).
     """
     cpu = rt.is_cpu
-    key = (name, opcode, cpu, out._shape, out._stride, out._offset, *[(t._shape, t._stride, t._offset) for t in inputs])
+    key = (name, opcode, cpu, out.shape, out.stride(), out.storage_offset())
+    key += tuple((t.shape, t.stride(), t.storage_offset()) for t in inputs)
     plan = _plans.get(key)
     if plan is None:
         if len(_plans) > 4096:
@@ -240,7 +232,6 @@ __all__ = [
     "NAME",
     "NONDETERMINISTIC",
     "OPENCL",
-    "cpu_fallback",
     "dname",
     "elementwise",
     "empty",

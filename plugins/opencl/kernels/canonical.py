@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import opweave
 from opweave import ops
-from opweave.prims._utils import output_strides
-from opweave.refs._utils import broadcast_shapes
+from opweave.backends.kernel import Decline, broadcast_shapes, output_strides
 
 from ..codegen import softmax as softmax_gen
 from . import elementwise as ew
@@ -38,16 +37,16 @@ def _plan(name: str, a, b):
 
     None sends the call to the decomposition (a dtype without a direct kernel, shapes that do not broadcast).
     """
-    dtype = a._dtype
+    dtype = a.dtype
     if dtype.name not in _SAME_DTYPE[name] or dtype not in BACKEND.dtypes:
         return None
     try:
-        shape = broadcast_shapes(name, a._shape, b._shape)
+        shape = broadcast_shapes(name, a.shape, b.shape)
     except ValueError:
         return None  # the decomposition raises the error
     wide_a, wide_b = a.expand(shape), b.expand(shape)
-    out = opweave.empty_strided(shape, output_strides([wide_a, wide_b]), dtype=dtype, device=a._device)
-    rt = BACKEND.runtime(a._device)
+    out = opweave.empty_strided(shape, output_strides([wide_a, wide_b]), dtype=dtype, device=a.device)
+    rt = BACKEND.runtime(a.device)
     d = dtype.name
     n, fast, scalars, per = kernel_plan(name, out, [wide_a, wide_b], ew.opcode(name, 2, d), rt.is_cpu)
     if fast:
@@ -60,28 +59,27 @@ def _plan(name: str, a, b):
 
 def _binary(name: str):
     op = getattr(ops, name).Tensor
-    reference = op.decomposition
 
     def kernel(self, other, *rest):
         if (
             (rest and not (type(rest[0]) is int and rest[0] == 1))
             or type(other) is not opweave.Tensor
-            or self._dtype is not other._dtype
-            or self._device != other._device
-            or other._device.type != NAME
+            or self.dtype is not other.dtype
+            or self.device != other.device
+            or other.device.type != NAME
         ):
-            return reference(self, other, *rest)
-        key = (name, self._dtype, self._device, self._shape, self._stride, self._offset)
-        key += (other._shape, other._stride, other._offset)
+            raise Decline(f"not two same-dtype {NAME} tensors without alpha")
+        key = (name, self.dtype, self.device, self.shape, self.stride(), self.storage_offset())
+        key += (other.shape, other.stride(), other.storage_offset())
         plan = _plans.get(key)
         if plan is None:
             if len(_plans) > 4096:
                 _plans.clear()
             plan = _plans[key] = _plan(name, self, other) or False
         if plan is False:
-            return reference(self, other, *rest)
+            raise Decline("no direct kernel for this dtype or these shapes")
         shape, strides, dtype, rt, k, items, fast, scalars = plan
-        out = BACKEND.empty_strided(shape, strides, dtype, self._device)
+        out = BACKEND.empty_strided(shape, strides, dtype, self.device)
         if k is None:
             return out
         if fast:  # <op>_c(out, oo, a, ao, b, bo, n, per)
@@ -102,13 +100,12 @@ for _name in _SAME_DTYPE:
 def _softmax(packet_name: str, log: bool, internal: bool):
     op = getattr(ops, packet_name)
     op = op.default if internal else op.int
-    reference = op.decomposition
     name = "log_softmax_rows" if log else "softmax_rows"
 
     def kernel(self, dim, third=None):
         # third: ``dtype`` (softmax.int) or ``half_to_float`` (_softmax)
-        converts = bool(third) if internal else third is not None and third is not self._dtype
-        d = self._dtype.name
+        converts = bool(third) if internal else third is not None and third is not self.dtype
+        d = self.dtype.name
         if (
             converts
             or d not in ("float32", "float64")
@@ -117,16 +114,16 @@ def _softmax(packet_name: str, log: bool, internal: bool):
             or dim not in (-1, self.ndim - 1)
             or not self.is_contiguous()
         ):
-            return reference(self, dim, third)
-        rt = BACKEND.runtime(self._device)
+            raise Decline("not a contiguous float32/float64 softmax over the last dim on a CPU device")
+        rt = BACKEND.runtime(self.device)
         if not rt.is_cpu:
-            return reference(self, dim, third)
-        n = self._shape[-1]
-        out = empty(self._shape, self._dtype, self._device)
+            raise Decline("not a contiguous float32/float64 softmax over the last dim on a CPU device")
+        n = self.shape[-1]
+        out = empty(self.shape, self.dtype, self.device)
         lanes = rt.lanes(d)
         k = program_kernels(rt, ("softmax", d, lanes), lambda: softmax_gen.program(OPENCL, d, lanes))[name]
         rows = self.numel() // n
-        launch(rt, k, rows, buf(out), buf(self), i64(self._offset), i64(rows), i64(n))
+        launch(rt, k, rows, buf(out), buf(self), i64(self.storage_offset()), i64(rows), i64(n))
         return out
 
     kernel.__name__ = kernel.__qualname__ = f"opencl_{op.name}"

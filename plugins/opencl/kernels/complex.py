@@ -19,7 +19,7 @@ and ``sinc`` included: :func:`elementwise`), ``kernels.data`` (casts to and from
 from __future__ import annotations
 
 import opweave
-from opweave.prims._utils import is_cpu_scalar, output_strides
+from opweave.backends.kernel import is_cpu_scalar, output_strides
 
 from ..codegen import complex as gen
 from ._common import OPENCL, buf, dname, empty, i64, kernel, launch, on_device, program_kernels, runtime_of

@@ -7,7 +7,7 @@ the CPU backend converts it) and broadcasts it with the copy kernel (stride 0).
 from __future__ import annotations
 
 import numpy as np
-from opweave._tensor import contiguous_strides
+from opweave.backends.kernel import contiguous_strides
 
 from .._backend import BACKEND
 from ._common import empty, kernel

@@ -63,7 +63,7 @@ def copy_to(a, b):
 @kernel("convert_element_type")
 def convert_element_type(a, dtype):
     """A new tensor of ``a``'s values in ``dtype``, keeping ``a``'s dense layout."""
-    from opweave._tensor import contiguous_strides
+    from opweave.backends.kernel import contiguous_strides
 
     from .._backend import BACKEND
 

@@ -12,7 +12,7 @@ defined behaviour in C.
 from __future__ import annotations
 
 import opweave
-from opweave.prims._utils import is_cpu_scalar, output_strides
+from opweave.backends.kernel import is_cpu_scalar, output_strides
 
 from ..codegen import elementwise as gen
 from ._common import OPENCL, dname, elementwise, empty, kernel, on_device, program_kernels, runtime_of

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 import opweave
-from opweave.prims._utils import is_cpu_scalar, output_strides
+from opweave.backends.kernel import is_cpu_scalar, output_strides
 from opweave.prims.views import as_strided, view_as_real
 
 from ..codegen import elementwise as ew

@@ -8,7 +8,7 @@ prim's ValueError), and ``randint``/``randperm`` of float16 or complex dtypes.
 off) are those of the specification; ``log``, ``sin`` and ``cos`` are the device's, which differ from
 NumPy's by one ulp in double now and then (on PoCL: about 7% of float64 normals differ from the CPU's in
 the last bit; NumPy's own SIMD ``log`` differs from the C library's too, so float64 normals are only
-equal "up to the accuracy of log/sin/cos", as ``opweave._philox`` specifies). A float32 or bfloat16
+equal "up to the accuracy of log/sin/cos", as ``opweave.philox`` specifies). A float32 or bfloat16
 normal differs only if the double value lies within that ulp of a rounding boundary (odds about 2**-29
 per float32 element); the tests check bit equality on 2**20 float32 and bfloat16 samples.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyopencl as cl
-from opweave import _philox
+from opweave import philox
 
 from ..codegen import philox as gen
 from ..codegen.common import MAX_RANK
@@ -32,7 +32,7 @@ def _kernels(device, dtype):
 
 
 def _key(seed: int, offset: int):
-    k = _philox.seed_to_key(seed)
+    k = philox.seed_to_key(seed)
     return np.uint64(offset), np.uint32(k[0]), np.uint32(k[1])
 
 
@@ -62,7 +62,7 @@ def uniform(shape, low, high, seed, offset, dtype, device):
     n = out.numel()
     if n:
         top = np.array(high, dtype=dtype.numpy)
-        limit = float(top) if float(top) < high else float(_philox._below(float(top), dtype.numpy))
+        limit = float(top) if float(top) < high else float(philox.largest_below(float(top), dtype.numpy))
         args = (np.float64(low), np.float64(high - low), np.float64(limit), np.int32(high > low))
         launch(found[1], found[0]["uniform"], n, buf(out), *args, *_key(seed, offset), np.int64(n))
     return out

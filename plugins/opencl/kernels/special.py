@@ -19,7 +19,7 @@ CPU kernel's ValueError.
 from __future__ import annotations
 
 import opweave
-from opweave.prims._utils import is_cpu_scalar, output_strides
+from opweave.backends.kernel import is_cpu_scalar, output_strides
 
 from ..codegen import elementwise as ew
 from ..codegen import special as gen

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._backends import (
+from .._backends import (
     ENTRY_POINT_GROUP,
     Backend,
     BackendStatus,
@@ -14,7 +14,7 @@ from ._backends import (
     register_plugin,
     status,
 )
-from ._tensor import Storage
+from .._tensor import Storage
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -45,7 +45,7 @@ def is_available(device_type: str) -> bool:
 
 def float32_matmul_mode(device_type: str) -> str:
     """What a backend should do for a float32 matmul now: ``"ieee"`` or its declared mode (see ``Backend``)."""
-    from ._modes import float32_matmul_mode as mode
+    from .._modes import float32_matmul_mode as mode
 
     return mode(device_type)
 
@@ -57,10 +57,14 @@ def __getattr__(name: str):
     """
     if name.startswith("_") or not name.isidentifier():
         raise AttributeError(f"module 'opweave.backends' has no attribute {name!r}")
+    if name == "kernel":  # the submodule (``from opweave.backends import kernel`` asks here first)
+        import importlib
+
+        return importlib.import_module(f"{__name__}.kernel")
     if name == "quantized":
-        from .quantization._engine import flags
+        from ..quantization._engine import flags
 
         return flags
-    from ._modes import device_flags
+    from .._modes import device_flags
 
     return device_flags(name)
