@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib.metadata as _metadata
 
-from . import _backends, _dtype
+from . import _backends, _dtype, _plugins
 from ._device import device, get_default_device, set_default_device
 from ._dtype import (
     ALL_DTYPES,
@@ -85,7 +85,7 @@ from ._format import set_printoptions  # noqa: E402
 from ._methods import install as _install_methods  # noqa: E402
 
 _backends.register_builtin(_meta.backend())
-_backends.discover()
+_plugins.discover()
 _install_methods(globals())
 
 # Global modes: deterministic algorithms, float32 matmul precision; the profiler; opweave.utils.
@@ -104,3 +104,8 @@ from ._modes import (  # noqa: E402
 
 # Random number generation (importing the submodule also binds ``opweave.random`` to it, not to the op packet).
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402
+
+
+def __getattr__(name: str):
+    """``opweave.<device type>``: the device module its plugin registered (``opweave.opencl.synchronize()``)."""
+    return _plugins.device_module(name)

@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
-from ._backends import (
+from ._backends import Backend, BackendClaimError, Registry, check_device, get
+from ._plugins import (
+    AUTOLOAD_VARIABLE,
     ENTRY_POINT_GROUP,
-    Backend,
     BackendStatus,
-    Registry,
-    check_device,
-    get,
+    PluginRecord,
     load,
     plugin_manager,
+    register_device_module,
     register_plugin,
     status,
 )
 from ._tensor import Storage
 
 __all__ = [
+    "AUTOLOAD_VARIABLE",
     "ENTRY_POINT_GROUP",
     "Backend",
+    "BackendClaimError",
     "BackendStatus",
+    "PluginRecord",
     "Registry",
     "Storage",
     "check_device",
@@ -27,6 +30,7 @@ __all__ = [
     "is_available",
     "load",
     "plugin_manager",
+    "register_device_module",
     "register_plugin",
     "status",
 ]

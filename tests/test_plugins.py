@@ -116,7 +116,8 @@ def test_autoload_off_then_register_by_hand(site):
         """
         import json
         import opweave
-        names = [s.name for s in opweave.backends.status()]
+        names = [s.name for s in opweave.backends.status() if s.loaded]
+        states = {s.name: s.state for s in opweave.backends.status()}
         try:
             opweave.tensor([1.0])
             error = None
@@ -125,12 +126,14 @@ def test_autoload_off_then_register_by_hand(site):
         import opweave_cpu
         opweave.backends.register_plugin(opweave_cpu)
         value = opweave.tensor([1.5]).tolist()
-        print(json.dumps({"names": names, "error": error, "value": value}))
+        print(json.dumps({"names": names, "states": states, "error": error, "value": value}))
         """,
         OPWEAVE_AUTOLOAD="0",
     )
-    assert out["names"] == ["meta"]
-    assert "cpu" in out["error"]
+    assert out["names"] == ["meta"], "nothing is imported with OPWEAVE_AUTOLOAD=0"
+    assert out["states"]["cpu"] == "not loaded" and out["states"]["toy"] == "not loaded"
+    assert "'cpu'" in out["error"] and "OPWEAVE_AUTOLOAD=0" in out["error"]
+    assert "opweave.backends.load('cpu')" in out["error"] and "register_plugin" in out["error"]
     assert out["value"] == [1.5]
 
 
