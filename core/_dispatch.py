@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import contextlib
 
-from . import _binding, _fallback, _keys
+from . import _binding, _fallback, _kernel_check, _keys
 from ._keys import LAYER_BITS, Layer
 
 _FALLTHROUGH_LAYERS = {Layer.Autograd, Layer.Autocast, Layer.Trace, Layer.Python}
@@ -220,18 +220,12 @@ def _warning_kernel(kernel, message: str):
 
 
 def _finish(op, kernel, layer: Layer, keyset: int):
-    """Wrap a kernel for calling: prims validate with their meta function first."""
+    """Wrap a kernel for calling: prims validate with their meta function first, and their results are checked."""
     fn = kernel.fn
     if layer is not Layer.Dense:
         return lambda *args: fn(keyset, *args)
     if op.kind == "prim" and op.meta is not None and op.meta is not fn:
-        meta = op.meta
-
-        def checked(*args):
-            meta(*args)
-            return fn(*args)
-
-        return checked
+        return _kernel_check.guard(op, fn, op.meta, _keys.highest_backend(keyset), kernel.source)
     return fn
 
 

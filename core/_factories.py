@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-from . import _backends, _dtype
+from . import _backends, _dtype, _meta
 from ._device import as_device, get_default_device
 from ._tensor import Storage, Tensor
 
@@ -72,6 +72,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     if array.dtype != target.numpy:
         with np.errstate(invalid="ignore", over="ignore"):
             array = array.astype(target.numpy)
+    if dev.type == "meta":  # shape and dtype only: no backend needed
+        return _meta.empty(array.shape, target)
     cpu = _backends.get(_CPU_TYPE).from_host(array, as_device(_CPU_TYPE))
     if dev.type == _CPU_TYPE:
         return cpu

@@ -185,6 +185,21 @@ def load(name: str | None = None) -> PluginRecord | None:
         return record
 
 
+def source_paths() -> tuple[str, ...]:
+    """Where the loaded plugins' code lives: a package's folder (ending in a separator) or a module's file."""
+    paths = []
+    for plugin in _manager.get_plugins():
+        module = plugin if isinstance(plugin, ModuleType) else sys.modules.get(getattr(plugin, "__module__", ""))
+        path = getattr(module, "__file__", None)
+        if not path:
+            continue
+        path = os.path.abspath(path)
+        if os.path.basename(path).startswith("__init__."):
+            path = os.path.dirname(path) + os.sep
+        paths.append(path)
+    return tuple(paths)
+
+
 def load_if_autoload() -> None:
     """Load every discovered plugin unless ``OPWEAVE_AUTOLOAD=0`` (for callers that need every kernel)."""
     if autoload_enabled():
