@@ -300,12 +300,14 @@ def device_module(name: str) -> ModuleType:
     try:
         _backends.ensure_loaded(name)
     except RuntimeError as exc:
-        raise AttributeError(f"{missing}: {exc}") from None
+        if record is None or not record.loaded:
+            raise AttributeError(f"{missing}: {exc}") from None
     found = _device_modules.get(name)
     if found is not None:
         return found[0]
-    plugin = _backends.owner(name) or name
-    raise AttributeError(f"{missing}: plugin '{plugin}' provides device type '{name}' but registers no device module")
+    plugin = _records.get(_backends.owner(name) or name)
+    who = f"plugin {plugin.describe()}" if plugin is not None else f"'{_backends.owner(name)}'"
+    raise AttributeError(f"{missing}: {who} registers no device module '{name}'")
 
 
 # -- status ---------------------------------------------------------------------------------------------------
