@@ -232,6 +232,11 @@ def _finish(op, kernel, layer: Layer, keyset: int):
 def _missing_message(op, layer: Layer, backend: str | None) -> str:
     having = sorted({b for (lay, b) in op._kernels if b is not None and lay is Layer.Dense})
     extra = f"; backends with a kernel: {', '.join(having)}" if having else ""
+    from . import _backends
+
+    provider = _backends.owner(backend) if backend is not None else None
+    if provider is not None and provider != "core":
+        extra += f"; device type '{backend}' is provided by plugin '{provider}'"
     return f"{op.name}: no kernel for key {layer.name}×{backend} (no backend kernel, fallback or decomposition){extra}"
 
 

@@ -28,8 +28,8 @@ class KernelError(RuntimeError):
     """A backend kernel failed, or returned a result that does not match its prim's meta function."""
 
 
-def _who(op, backend: str | None, source: str) -> str:
-    return f"the kernel of {op.name} on backend '{backend}' from plugin '{source}'"
+def _who(backend: str | None, source: str) -> str:
+    return f"the kernel of backend '{backend}' from plugin '{source}'"
 
 
 def failure(op, backend: str | None, source: str, exc: BaseException) -> BaseException:
@@ -37,10 +37,10 @@ def failure(op, backend: str | None, source: str, exc: BaseException) -> BaseExc
     text = str(exc)
     if isinstance(exc, _ON_PURPOSE) or text.startswith(op.name) or type(exc).__module__.startswith("opweave"):
         if hasattr(exc, "add_note") and not getattr(exc, "_opweave_noted", False):
-            exc.add_note(f"raised by {_who(op, backend, source)}")
+            exc.add_note(f"raised in {op.name} by {_who(backend, source)}")
             exc._opweave_noted = True
         return exc
-    return KernelError(f"{op.name}: {_who(op, backend, source)} raised {type(exc).__name__}: {text}")
+    return KernelError(f"{op.name}: {_who(backend, source)} raised {type(exc).__name__}: {text}")
 
 
 def _describe(t: Tensor) -> str:
@@ -79,7 +79,7 @@ def guard(op, fn, meta, backend: str | None, source: str):
                 if problem is not None:
                     break
         if problem is not None:
-            raise KernelError(f"{op.name}: {_who(op, backend, source)} {problem}")
+            raise KernelError(f"{op.name}: {_who(backend, source)} {problem}")
 
     def checked(*args):
         expected = meta(*args)

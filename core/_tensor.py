@@ -318,6 +318,10 @@ def wrap_scalar(value, dtype=None) -> Tensor:
     return t
 
 
-def is_host_scalar(t) -> bool:
-    """Whether ``t`` is a 0-dim CPU tensor whose value the core holds (see :func:`wrap_scalar`)."""
-    return t._st is None and not t._shape and t._device.type == "cpu" and t._native is not None
+def is_host_value(t) -> bool:
+    """Whether ``t`` is a CPU tensor whose elements are the NumPy array ``t._native``, with no Storage made yet.
+
+    Wrapped scalars (:func:`wrap_scalar`) and data on its way to a device are such values: reading
+    them needs no CPU backend.
+    """
+    return t._st is None and t._device.type == "cpu" and t._native is not None

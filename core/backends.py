@@ -8,12 +8,14 @@ from ._plugins import (
     ENTRY_POINT_GROUP,
     BackendStatus,
     PluginRecord,
+    autoload_enabled,
     load,
     plugin_manager,
     register_device_module,
     register_plugin,
     status,
 )
+from ._plugins import records as plugins
 from ._tensor import Storage
 
 __all__ = [
@@ -23,6 +25,7 @@ __all__ = [
     "BackendClaimError",
     "BackendStatus",
     "PluginRecord",
+    "autoload_enabled",
     "Registry",
     "Storage",
     "check_device",
@@ -30,6 +33,7 @@ __all__ = [
     "is_available",
     "load",
     "plugin_manager",
+    "plugins",
     "register_device_module",
     "register_plugin",
     "status",

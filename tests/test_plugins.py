@@ -142,3 +142,147 @@ def test_unknown_device_type_names_loaded_backends():
 
     with pytest.raises(RuntimeError, match="no backend provides device type 'nosuchdev'.*cpu"):
         opweave.empty(2, device="nosuchdev")
+
+
+def test_the_core_is_hardware_free_with_autoload_off(site):
+    out = run(
+        site,
+        """
+        import json
+        import opweave as ow
+        m = ow.empty(2, 3, device="meta")
+        results = {
+            "add": [list((m + 1).shape), str((m + 1).dtype)],
+            "rsub": str((1 - m.to(ow.int32)).dtype),
+            "mul": str((m * 2.5).dtype),
+            "where": list(ow.where(m > 0, m, 0.0).shape),
+            "complex": str((m.sum() + 1j).dtype),
+            "tensor": [list(ow.tensor([[1, 2]], device="meta").shape), str(ow.tensor([[1, 2]], device="meta").dtype)],
+        }
+        loaded = [s.name for s in ow.backends.status(load_all=False) if s.loaded]
+        import opweave_vendor_example as vendor
+        ow.backends.register_plugin(vendor)
+        b = ow.backends.get("vnpu")
+        x = ow.tensor([1.0, 2.0], device="vnpu")
+        values = [b.copy_to_host(y).tolist() for y in (x + 1, 3 * x, x.to(ow.int32) - 1)]
+        loaded_after = [s.name for s in ow.backends.status(load_all=False) if s.loaded]
+        print(json.dumps({"results": results, "loaded": loaded, "values": values, "after": loaded_after}))
+        """,
+        OPWEAVE_AUTOLOAD="0",
+    )
+    assert out["loaded"] == ["meta"]
+    assert out["results"]["add"] == [[2, 3], "opweave.float32"]
+    assert out["results"]["rsub"] == "opweave.int32"
+    assert out["results"]["mul"] == "opweave.float32"
+    assert out["results"]["where"] == [2, 3]
+    assert out["results"]["complex"] == "opweave.complex64"
+    assert out["results"]["tensor"] == [[1, 2], "opweave.int64"]
+    assert out["values"] == [[2.0, 3.0], [3.0, 6.0], [0, 1]]
+    assert out["after"] == ["meta", "vnpu"], "Python scalars on a device need no CPU plugin"
+
+
+def test_load_by_name_with_autoload_off_and_unknown_names(site):
+    out = run(
+        site,
+        """
+        import json
+        import opweave as ow
+        try:
+            ow.backends.load("xpu")
+            unknown = None
+        except ValueError as exc:
+            unknown = str(exc)
+        before = {s.name: s.state for s in ow.backends.status(load_all=False)}
+        record = ow.backends.load("toy")
+        after = {s.name: s.state for s in ow.backends.status(load_all=False)}
+        toy = ow.ops.prims.add(ow.tensor([1.0], device="toy"), ow.tensor([2.0], device="toy"))
+        print(json.dumps({"unknown": unknown, "before": before, "after": after, "record": record.backends,
+                          "toy": ow.backends.get("toy").copy_to_host(toy).tolist()}))
+        """,
+        OPWEAVE_AUTOLOAD="0",
+    )
+    assert "no plugin named 'xpu'" in out["unknown"]
+    assert all(name in out["unknown"] for name in ("cpu", "toy", "brokenimp", "halfreg"))
+    assert out["before"]["toy"] == "not loaded" and out["after"]["toy"] == "available"
+    assert out["after"]["cpu"] == "not loaded", "load('toy') loads that plugin only"
+    assert out["record"] == ["toy"]
+    assert out["toy"] == [3.0]
+
+
+def test_register_plugin_of_an_entry_point_module_is_idempotent():
+    import opweave
+    import opweave_cpu
+
+    opweave.ones(1)
+    record = opweave.backends.register_plugin(opweave_cpu)
+    assert record.name == "cpu" and record.loaded
+    assert repr(opweave.ones(2)) == "tensor([1., 1.])"
+
+
+def test_device_modules():
+    import numpy as np
+    import opweave
+
+    assert opweave.cpu.is_available() is True
+    assert opweave.cpu.device_count() == 1
+    assert opweave.cpu.current_device() == "cpu"
+    opweave.cpu.synchronize()
+    assert opweave.vnpu.device_count() == 2
+    before = opweave.vnpu.memory_stats("vnpu:1")["allocated"]
+    x = opweave.tensor(np.zeros(1000, np.float32), device="vnpu:1")
+    assert opweave.vnpu.memory_allocated("vnpu:1") >= before + 4000
+    assert opweave.vnpu.max_memory_allocated("vnpu:1") >= opweave.vnpu.memory_allocated("vnpu:1")
+    del x
+    expected = opweave.backends.get("opencl").device_count() if opweave.opencl.is_available() else 0
+    assert opweave.opencl.device_count() == expected
+    assert not hasattr(opweave, "nosuchdevice")
+    with pytest.raises(AttributeError, match="x86quant.*registers no device module"):
+        getattr(opweave, "x86quant")  # noqa: B009 - the attribute access is the test
+
+
+def test_register_device_module_by_hand():
+    import types
+
+    import opweave
+
+    module = types.ModuleType("handmade")
+    module.device_count = lambda: 7
+    opweave.backends.register_device_module("handmade_dev", module)
+    assert opweave.handmade_dev.device_count() == 7
+    with pytest.raises(RuntimeError, match="already registered"):
+        opweave.backends.register_device_module("handmade_dev", module)
+    with pytest.raises(ValueError, match="would hide opweave.linalg"):
+        opweave.backends.register_device_module("linalg", module)
+    with pytest.raises(ValueError, match="declare the backend 'elsewhere' first"):
+        opweave.backends.Registry("someone").device_module("elsewhere", module)
+
+
+def test_a_plugin_may_not_claim_a_device_type_the_core_or_another_plugin_holds():
+    import opweave
+    from opweave.backends import Backend, BackendClaimError, Registry
+
+    class Meta(Backend):
+        name = "meta"
+
+    class Cpu(Backend):
+        name = "cpu"
+
+    opweave.ones(1)
+    for backend, holder in ((Meta(), "core"), (Cpu(), "cpu")):
+        with pytest.raises(BackendClaimError, match=f"plugin '{holder}'.*plugin 'intruder' may not declare it"):
+            Registry("intruder").backend(backend)
+    assert repr(opweave.ones(2)) == "tensor([1., 1.])"
+
+
+def test_profiler_stacks_skip_every_loaded_plugin():
+    import opweave
+    from opweave import profiler
+
+    opweave.ones(1, device="vnpu")
+    internal = profiler._internal_dirs()
+    import opweave_cpu
+    import opweave_vendor_example
+
+    for module in (opweave_cpu, opweave_vendor_example):
+        folder = os.path.dirname(os.path.abspath(module.__file__)) + os.sep
+        assert folder in internal

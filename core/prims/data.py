@@ -11,7 +11,7 @@ from .. import _backends, _dtype
 from .._dispatch import register_composite_explicit
 from .._meta import empty as meta_empty
 from .._ops import define_prim
-from .._tensor import contiguous_strides, is_host_scalar
+from .._tensor import contiguous_strides, is_host_value
 from ._utils import check_shape, check_tensor, dense_strides_like, same_device
 
 
@@ -29,7 +29,7 @@ def device_put(a, device, non_blocking=False):
     if a.device.type == "meta":
         raise RuntimeError("prims::device_put: cannot copy a meta tensor (it has no data) to " + str(device))
     target = _backends.check_device(device)
-    if is_host_scalar(a):  # a Python scalar the core holds: no CPU backend needed
+    if is_host_value(a):  # values the core holds on the host: no CPU backend needed
         host = a._native
     else:
         source = _backends.get(a.device.type)
