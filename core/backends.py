@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import _device
 from ._backends import Backend, BackendClaimError, Registry, check_device, get
 from ._plugins import (
     AUTOLOAD_VARIABLE,
@@ -29,6 +30,7 @@ __all__ = [
     "Registry",
     "Storage",
     "check_device",
+    "current_device_index",
     "get",
     "is_available",
     "load",
@@ -36,8 +38,27 @@ __all__ = [
     "plugins",
     "register_device_module",
     "register_plugin",
+    "set_device_index",
     "status",
 ]
+
+
+def current_device_index(device_type: str) -> int:
+    """The index that ``device_type`` without an index means in this thread (0 unless :func:`set_device_index`)."""
+    return _device.current_index(device_type)
+
+
+def set_device_index(device) -> None:
+    """Make ``device``'s type without an index mean ``device`` in this thread, as ``torch.cuda.set_device``.
+
+    ``opweave.backends.set_device_index("vnpu:1")``: then ``opweave.empty(2, device="vnpu")`` is on
+    ``vnpu:1``. ``RuntimeError`` if the device does not exist; ``ValueError`` without an index.
+    """
+    dev = _device.as_device(device)
+    if dev is None or dev.index is None or dev.type in _device.UNINDEXED:
+        raise ValueError(f"set_device_index(): expected a device with an index such as 'vnpu:1', got {device!r}")
+    check_device(dev)
+    _device.set_current_index(dev.type, dev.index)
 
 
 def is_available(device_type: str) -> bool:

@@ -286,3 +286,33 @@ def test_profiler_stacks_skip_every_loaded_plugin():
     for module in (opweave_cpu, opweave_vendor_example):
         folder = os.path.dirname(os.path.abspath(module.__file__)) + os.sep
         assert folder in internal
+
+
+def test_set_device_makes_an_index_less_device_mean_that_device():
+    import threading
+
+    import opweave
+
+    assert opweave.vnpu.current_device() == 0
+    try:
+        opweave.vnpu.set_device(1)
+        assert opweave.vnpu.current_device() == 1
+        assert opweave.backends.current_device_index("vnpu") == 1
+        assert opweave.empty(2, device="vnpu").device == opweave.device("vnpu:1")
+        assert opweave.ones(2).to("vnpu").device == opweave.device("vnpu:1")
+        assert opweave.tensor([1.0], device="vnpu").device == opweave.device("vnpu:1")
+        with opweave.device("vnpu"):
+            assert opweave.zeros(2).device == opweave.device("vnpu:1")
+        assert opweave.empty(2, device="vnpu:0").device == opweave.device("vnpu:0"), "an explicit index wins"
+        seen = []
+        worker = threading.Thread(target=lambda: seen.append(opweave.vnpu.current_device()))
+        worker.start()
+        worker.join()
+        assert seen == [0], "the current device is per thread, as in PyTorch"
+        with pytest.raises(RuntimeError, match="vnpu has 2 device"):
+            opweave.vnpu.set_device(2)
+        with pytest.raises(ValueError, match="expected a vnpu device"):
+            opweave.vnpu.set_device("cpu")
+        assert opweave.vnpu.current_device() == 1, "a refused call leaves the current device alone"
+    finally:
+        opweave.vnpu.set_device(0)

@@ -8,6 +8,7 @@ casts and copies are backend kernels.
 from __future__ import annotations
 
 from .. import _backends, _dtype
+from .._device import with_index
 from .._dispatch import register_composite_explicit
 from .._meta import empty as meta_empty
 from .._ops import define_prim
@@ -36,7 +37,7 @@ def device_put(a, device, non_blocking=False):
         host = source.host_view(a)  # host memory needs no copy here: from_host copies
         if host is None:
             host = source.copy_to_host(a)
-    dev = device if device.index is not None or device.type == "cpu" else type(device)(device.type, 0)
+    dev = with_index(device)
     return target.from_host(host, dev)
 
 
