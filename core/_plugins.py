@@ -115,11 +115,40 @@ def _load_record(record: PluginRecord) -> None:
         record.traceback = traceback.format_exc()
 
 
+def _kernel_tables() -> tuple:
+    """A copy of the kernel tables, to roll a failing plugin's registrations back to."""
+    from . import _dispatch, _ops
+
+    tables = [
+        (op, dict(op._kernels), dict(op._deterministic_kernels), op._composite_explicit) for op in _ops._all.values()
+    ]
+    return tables, dict(_dispatch._fallbacks)
+
+
+def _restore_kernel_tables(saved: tuple) -> None:
+    from . import _dispatch
+
+    ops, fallbacks = saved
+    for op, kernels, deterministic, composite in ops:
+        if op._kernels != kernels:
+            op._kernels.clear()
+            op._kernels.update(kernels)
+        if op._deterministic_kernels != deterministic:
+            op._deterministic_kernels.clear()
+            op._deterministic_kernels.update(deterministic)
+        op._composite_explicit = composite
+    _dispatch._fallbacks.clear()
+    _dispatch._fallbacks.update(fallbacks)
+    _dispatch.invalidate()
+
+
 def _register(plugin, record: PluginRecord) -> None:
+    """Run ``plugin``'s hook; if it raises, nothing it registered stays (backends, kernels, fallbacks)."""
     registry = Registry(record.name)
     if _manager.is_registered(plugin):
         _manager.unregister(plugin)
     _manager.register(plugin, name=record.name)
+    saved = _kernel_tables()
     try:
         others = [p for p in _manager.get_plugins() if p is not plugin]
         _manager.subset_hook_caller("opweave_register", remove_plugins=others)(registry=registry)
@@ -128,6 +157,7 @@ def _register(plugin, record: PluginRecord) -> None:
     except Exception:
         _manager.unregister(plugin)
         _backends.release(registry.backends, record.name)
+        _restore_kernel_tables(saved)
         raise
     for name, module in registry.device_modules.items():
         _device_modules[name] = (module, record.name)

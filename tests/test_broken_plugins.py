@@ -81,6 +81,7 @@ USE_EVERY_DEVICE = """
     def x(device):
         return ow.tensor([1.0, 2.0, 3.0], device=device)
 
+    ow.ones(1)  # the CPU plugin first, so that halfreg's override of its prims::add would win if it stayed
     uses = {
         "brokenimp": attempt(lambda: ow.empty(2, device="brokenimp").tolist()),
         "halfreg": attempt(lambda: ow.empty(2, device="halfreg").tolist()),
@@ -93,6 +94,7 @@ USE_EVERY_DEVICE = """
     working = {
         "cpu": repr(ow.ones(3)),
         "cpu_values": (ow.arange(4.0) * 2 + 1).tolist(),
+        "cpu_prim": ow.ops.prims.add(x("cpu"), x("cpu")).tolist(),
         "toy": ow.ops.prims.add(x("toy"), x("toy")).cpu().tolist(),
         "vnpu": (x("vnpu") * 2).cpu().tolist(),
         "meta": list((ow.empty(2, 3, device="meta") + 1).shape),
@@ -120,6 +122,7 @@ def test_every_other_device_keeps_working(report):
     working = report["working"]
     assert working["cpu"] == "tensor([1., 1., 1.])", "a plugin claiming 'cpu' must not replace the CPU backend"
     assert working["cpu_values"] == [1.0, 3.0, 5.0, 7.0]
+    assert working["cpu_prim"] == [2.0, 4.0, 6.0], "a kernel registered by a plugin whose hook then raised is undone"
     assert working["toy"] == [2.0, 4.0, 6.0]
     assert working["vnpu"] == [2.0, 4.0, 6.0]
     assert working["meta"] == [2, 3]
