@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import _device
 from ._backends import Backend, BackendClaimError, Registry, check_device, get
+from ._kernel_check import KernelError
 from ._plugins import (
     AUTOLOAD_VARIABLE,
     ENTRY_POINT_GROUP,
@@ -25,10 +26,11 @@ __all__ = [
     "Backend",
     "BackendClaimError",
     "BackendStatus",
+    "KernelError",
     "PluginRecord",
-    "autoload_enabled",
     "Registry",
     "Storage",
+    "autoload_enabled",
     "check_device",
     "current_device_index",
     "get",
