@@ -25,7 +25,14 @@ _ON_PURPOSE = (TypeError, ValueError, IndexError, NotImplementedError, OverflowE
 
 
 class KernelError(RuntimeError):
-    """A backend kernel failed, or returned a result that does not match its prim's meta function."""
+    """A backend kernel failed, or returned a result that does not match its prim's meta function.
+
+    ``mismatch`` is True for a wrong result (dtype, shape or device), False for an exception.
+    """
+
+    def __init__(self, message: str, *, mismatch: bool = False):
+        super().__init__(message)
+        self.mismatch = mismatch
 
 
 def _who(backend: str | None, source: str) -> str:
@@ -79,7 +86,7 @@ def guard(op, fn, meta, backend: str | None, source: str):
                 if problem is not None:
                     break
         if problem is not None:
-            raise KernelError(f"{op.name}: {_who(backend, source)} {problem}")
+            raise KernelError(f"{op.name}: {_who(backend, source)} {problem}", mismatch=True)
 
     def checked(*args):
         expected = meta(*args)
