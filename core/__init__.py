@@ -109,3 +109,8 @@ from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, s
 def __getattr__(name: str):
     """``opweave.<device type>``: the device module its plugin registered (``opweave.opencl.synchronize()``)."""
     return _plugins.device_module(name)
+
+
+def __dir__() -> list[str]:
+    """The module's names plus the device modules registered so far."""
+    return sorted({*globals(), *_plugins.device_module_names()})

@@ -312,6 +312,11 @@ def register_device_module(name: str, module) -> None:
         _device_modules[name] = (module, "user")
 
 
+def device_module_names() -> list[str]:
+    """The names of the device modules registered so far (``opweave.<name>``)."""
+    return sorted(_device_modules)
+
+
 def device_module(name: str) -> ModuleType:
     """``opweave.<name>``: the device module of a plugin, loading the plugin first if needed.
 

@@ -316,3 +316,24 @@ def test_set_device_makes_an_index_less_device_mean_that_device():
         assert opweave.vnpu.current_device() == 1, "a refused call leaves the current device alone"
     finally:
         opweave.vnpu.set_device(0)
+
+
+def test_doctor_with_autoload_off_lists_plugins_as_not_loaded(site):
+    environment = dict(os.environ, PYTHONPATH=str(site), OPWEAVE_AUTOLOAD="0")
+    proc = subprocess.run(
+        [sys.executable, "-m", "opweave.cli", "doctor"], capture_output=True, text=True, env=environment, timeout=300
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert any("OPWEAVE_AUTOLOAD=0" in line and "opweave.backends.load" in line for line in lines)
+    for name in ("cpu", "toy", "brokenimp"):
+        row = next(line for line in lines if line.startswith(name + " "))
+        assert "not loaded" in row and f"load('{name}')" in row
+    assert "  meta: matmul of [3, 4] and [4, 5] has shape [3, 5]" in lines
+
+
+def test_dir_lists_registered_device_modules():
+    import opweave
+
+    opweave.ones(1)
+    assert "cpu" in dir(opweave) and "linalg" in dir(opweave)
