@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib.metadata as _metadata
 
-from . import _backends, _dtype
+from . import _backends, _dtype, _plugins
 from ._device import device, get_default_device, set_default_device
 from ._dtype import (
     ALL_DTYPES,
@@ -88,7 +88,7 @@ from ._methods import install as _install_methods  # noqa: E402
 from .backends import kernel as _kernel_api  # noqa: E402,F401  (opweave.backends.kernel, once prims exist)
 
 _backends.register_builtin(_meta.backend())
-_backends.discover()
+_plugins.discover()
 _install_methods(globals())
 
 # Global modes: deterministic algorithms, float32 matmul precision; the profiler; opweave.utils.
@@ -114,9 +114,15 @@ from .serialization import load, save  # noqa: E402
 
 
 def __getattr__(name: str):
-    """``opweave.distributed`` is imported on first use (it is not needed by programs on one process)."""
+    """``opweave.distributed`` (imported on first use) and ``opweave.<device type>``, the device module
+    its plugin registered (``opweave.opencl.synchronize()``)."""
     if name == "distributed":
         import importlib
 
         return importlib.import_module(".distributed", __name__)
-    raise AttributeError(f"module 'opweave' has no attribute '{name}'")
+    return _plugins.device_module(name)
+
+
+def __dir__() -> list[str]:
+    """The module's names plus the device modules registered so far."""
+    return sorted({*globals(), "distributed", *_plugins.device_module_names()})

@@ -1,30 +1,20 @@
-"""Backends and the plugin manager.
+"""Backends: the :class:`Backend` base class, the :class:`Registry` plugins register through, the backend table.
 
-Entry points in the group ``opweave.backends`` are read (not imported) at
-``import opweave``; an entry point's name is the device type it provides. Its
-module is imported the first time that device is used, or by :func:`load`.
-A plugin that fails to import or register is isolated: its error is kept,
-shown by :func:`status`, and raised (as ``RuntimeError``) when its device is
-used. ``OPWEAVE_AUTOLOAD=0`` turns entry point loading off.
+Each device type is declared by one plugin: a second claim is refused with
+:class:`BackendClaimError` (the first keeps working). Finding and loading
+plugins is ``_plugins``' job; it installs the loader :func:`ensure_loaded`
+calls for a device type that is not declared yet.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
-import os
-import threading
-import traceback
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import numpy as np
-import pluggy
 
-from . import _hooks, _hookspecs
+from . import _hooks
 from ._keys import Layer, backend_bit
-
-ENTRY_POINT_GROUP = "opweave.backends"
 
 
 class Backend:
@@ -117,18 +107,46 @@ class Registry:
         self.library = Library("aten", "FRAGMENT", source=source)  # every kernel this plugin registers
         self.backends: list[str] = []
         self.features: list[tuple] = []
+        self.device_modules: dict[str, object] = {}
 
     def feature(self, name: str, available: bool, reason: str | None = None) -> None:
         """Declare a feature without a device (a quantized engine, say): shown by ``status()`` with its reason."""
         self.features.append((name, bool(available), None if available else reason))
 
     def backend(self, backend: Backend) -> None:
-        """Declare a device backend (its type gets a dispatch key bit)."""
-        if not backend.name:
+        """Declare a device backend (its type gets a dispatch key bit).
+
+        :class:`BackendClaimError` if another plugin already declared that device
+        type, or an entry point of that name belongs to another plugin.
+        """
+        name = backend.name
+        if not name or not isinstance(name, str):
             raise ValueError(f"{self.source}: a backend needs a name")
-        backend_bit(backend.name)
-        _backends[backend.name] = backend
-        self.backends.append(backend.name)
+        holder = _owners.get(name) or _reserved.get(name)
+        if holder is not None and holder != self.source:
+            why = "provides" if name in _owners else "is the entry point named"
+            raise BackendClaimError(
+                f"device type '{name}' is already taken: plugin '{holder}' {why} '{name}'; "
+                f"plugin '{self.source}' may not declare it too (its claim is refused)"
+            )
+        backend_bit(name)
+        _owners[name] = self.source
+        _backends[name] = backend
+        self.backends.append(name)
+
+    def device_module(self, name: str, module) -> None:
+        """Make ``module`` the namespace ``opweave.<name>`` (``opweave.opencl.synchronize()``).
+
+        ``name`` must be a device type this plugin declared with :meth:`backend`.
+        As ``torch._register_device_module``: the module holds the device's
+        functions (``is_available``, ``device_count``, ``synchronize``, ...).
+        """
+        if name not in self.backends:
+            raise ValueError(
+                f"{self.source}: device_module({name!r}): declare the backend '{name}' first "
+                f"(this plugin declared: {', '.join(self.backends) or 'none'})"
+            )
+        self.device_modules[name] = module
 
     def impl(self, op, fn, *, backend: str | None, layer: Layer = Layer.Dense, deterministic=True):
         """Register ``fn`` as the kernel of ``op`` (an OpOverload or its name) at (layer, backend).
@@ -171,89 +189,44 @@ class Registry:
         )
 
 
-@dataclass
-class PluginRecord:
-    """One plugin: where it comes from, whether it loaded, and what it provides."""
-
-    name: str
-    value: str  # "module" or "module:attr"
-    distribution: str | None = None
-    loaded: bool = False
-    error: str | None = None
-    backends: list = field(default_factory=list)
-    features: list = field(default_factory=list)  # (name, available, reason) from Registry.feature
-
-
 _backends: dict[str, Backend] = {}
-_plugins: dict[str, PluginRecord] = {}
-_lock = threading.RLock()
-_manager = pluggy.PluginManager(_hookspecs.PROJECT)
-_manager.add_hookspecs(_hookspecs)
+_owners: dict[str, str] = {}  # device type -> the plugin (Registry.source) that declared it
+_reserved: dict[str, str] = {}  # device type -> the only plugin that may declare it (an entry point of that name)
 
 
-def plugin_manager() -> pluggy.PluginManager:
-    """The pluggy manager holding every registered plugin."""
-    return _manager
+class BackendClaimError(RuntimeError):
+    """A plugin declared a device type that another plugin (or the core) already provides."""
 
 
-def discover() -> None:
-    """Read the entry points of group ``opweave.backends`` (imports nothing)."""
-    if os.environ.get("OPWEAVE_AUTOLOAD", "1") == "0":
-        return
-    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name not in _plugins:
-            dist = getattr(ep, "dist", None)
-            _plugins[ep.name] = PluginRecord(ep.name, ep.value, dist.name if dist else None)
+def reserve(device_type: str, plugin: str) -> None:
+    """Keep ``device_type`` for ``plugin`` (the entry point of that name): any other plugin's claim is refused."""
+    _reserved.setdefault(device_type, plugin)
 
 
-def _load_record(record: PluginRecord) -> None:
-    if record.loaded or record.error:
-        return
-    try:
-        module_name, _, attr = record.value.partition(":")
-        plugin = importlib.import_module(module_name.strip())
-        for part in filter(None, attr.strip().split(".")):
-            plugin = getattr(plugin, part)
-        _register(plugin, record)
-    except Exception as exc:  # isolation: a broken plugin must not break opweave
-        record.error = f"{type(exc).__name__}: {exc}"
-        record.traceback = traceback.format_exc()
+def owner(device_type: str) -> str | None:
+    """The plugin that declared ``device_type`` ("core" for meta), or None."""
+    return _owners.get(device_type)
 
 
-def _register(plugin, record: PluginRecord) -> None:
-    registry = Registry(record.name)
-    if _manager.is_registered(plugin):
-        _manager.unregister(plugin)
-    _manager.register(plugin, name=record.name)
-    try:
-        others = [p for p in _manager.get_plugins() if p is not plugin]
-        _manager.subset_hook_caller("opweave_register", remove_plugins=others)(registry=registry)
-    except Exception:
-        _manager.unregister(plugin)
-        for name in registry.backends:
+def release(device_types, plugin: str) -> None:
+    """Forget the device types ``plugin`` declared (its registration failed)."""
+    for name in device_types:
+        if _owners.get(name) == plugin:
+            del _owners[name]
             _backends.pop(name, None)
-        raise
-    record.loaded = True
-    record.backends = registry.backends
-    record.features = registry.features
 
 
-def register_plugin(module, name: str | None = None) -> PluginRecord:
-    """Register a plugin module by hand (what entry points do automatically)."""
-    with _lock:
-        name = name or getattr(module, "__name__", repr(module))
-        record = PluginRecord(name, getattr(module, "__name__", name), loaded=False)
-        _plugins[name] = record
-        _register(module, record)
-        return record
+def _no_loader(device_type: str, op_name: str | None) -> Backend:
+    raise RuntimeError(f"no backend provides device type '{device_type}'")
 
 
-def load(name: str | None = None) -> None:
-    """Import and register every discovered plugin (or the one named ``name``)."""
-    with _lock:
-        for record in list(_plugins.values()):
-            if name is None or record.name == name:
-                _load_record(record)
+_loader = _no_loader
+
+
+def set_loader(loader) -> None:
+    """Install ``loader(device_type, op_name) -> Backend``: how a missing device type is loaded (``_plugins``)."""
+    global _loader
+    _loader = loader
 
 
 def ensure_loaded(device_type: str, op_name: str | None = None) -> Backend:
@@ -261,27 +234,7 @@ def ensure_loaded(device_type: str, op_name: str | None = None) -> Backend:
     backend = _backends.get(device_type)
     if backend is not None:
         return backend
-    with _lock:
-        record = _plugins.get(device_type)
-        if record is not None:
-            _load_record(record)
-        backend = _backends.get(device_type)
-        if backend is not None:
-            return backend
-        for other in _plugins.values():  # a plugin may provide a device under another name
-            _load_record(other)
-        backend = _backends.get(device_type)
-        if backend is not None:
-            return backend
-    where = f"{op_name}: " if op_name else ""
-    failed = [r for r in _plugins.values() if r.error and r.name == device_type]
-    if failed:
-        r = failed[0]
-        raise RuntimeError(
-            f"{where}device '{device_type}' is unavailable: plugin '{r.name}' ({r.value}) failed to load: {r.error}"
-        )
-    known = ", ".join(sorted(_backends)) or "none"
-    raise RuntimeError(f"{where}no backend provides device type '{device_type}' (loaded backends: {known})")
+    return _loader(device_type, op_name)
 
 
 def get(device_type: str) -> Backend:
@@ -298,60 +251,6 @@ def check_device(dev) -> Backend:
     if dev.index is not None and dev.index >= backend.device_count():
         raise RuntimeError(f"device '{dev}' does not exist: {dev.type} has {backend.device_count()} device(s)")
     return backend
-
-
-@dataclass
-class BackendStatus:
-    """One line of :func:`status`."""
-
-    name: str
-    plugin: str
-    loaded: bool
-    available: bool
-    devices: int
-    reason: str | None
-    kind: str = "device"  # or "feature": a plugin that provides no device (see Registry.feature)
-
-    def __str__(self):
-        state = "available" if self.available else "unavailable"
-        why = f" ({self.reason})" if self.reason else ""
-        what = "feature    " if self.kind == "feature" else f"devices={self.devices:<3}"
-        return f"{self.name:<10} {state:<12} {what} plugin={self.plugin}{why}"
-
-
-class StatusList(list):
-    """A list of :class:`BackendStatus` that prints as a table."""
-
-    def __str__(self):
-        return "\n".join(str(s) for s in self)
-
-
-def status(load_all: bool = True) -> StatusList:
-    """Every known backend and plugin: loaded, available, device count, and why not."""
-    if load_all:
-        load()
-    rows = StatusList()
-    names = set(_backends) | {n for n, r in _plugins.items() if not r.backends}
-    for name in sorted(names):
-        backend = _backends.get(name)
-        record = _plugins.get(name) or next((r for r in _plugins.values() if name in r.backends), None)
-        plugin = record.value if record else "core"
-        if backend is None and record is not None and record.features:
-            for feature, available, reason in record.features:
-                rows.append(BackendStatus(feature, record.value, True, available, 0, reason, "feature"))
-            continue
-        if backend is None:
-            reason = record.error if record and record.error else "not loaded"
-            rows.append(BackendStatus(name, plugin, False, False, 0, reason))
-            continue
-        try:
-            available = bool(backend.is_available())
-            reason = None if available else backend.unavailable_reason()
-            count = backend.device_count() if available else 0
-        except Exception as exc:
-            available, reason, count = False, f"{type(exc).__name__}: {exc}", 0
-        rows.append(BackendStatus(name, plugin, True, available, count, reason))
-    return rows
 
 
 def register_builtin(backend: Backend) -> None:

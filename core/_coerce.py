@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _dtype
 from ._device import device as _device
+from ._device import with_index
 
 
 def _fail(value, op: str, arg: str, expected: str):
@@ -119,12 +120,12 @@ def to_dtype(value, op: str, arg: str):
 
 
 def to_device(value, op: str, arg: str):
-    """A ``Device`` argument: a device or a device string."""
+    """A ``Device`` argument: a device or a device string; an index-less type means its current device."""
     if isinstance(value, _device):
-        return value
+        return with_index(value)
     if isinstance(value, str):
         try:
-            return _device(value)
+            return with_index(_device(value))
         except ValueError as exc:
             raise ValueError(f"{op}(): argument '{arg}': {exc}") from None
     _fail(value, op, arg, "opweave.device or str")

@@ -8,6 +8,7 @@ to be loaded, so that a device can be named before its plugin is imported.
 from __future__ import annotations
 
 import re
+import threading
 
 from . import _state
 
@@ -87,11 +88,38 @@ def as_device(value) -> device | None:
     return device(value)
 
 
+UNINDEXED = frozenset({"cpu", "meta"})  # device types without an index (one device each)
+_current = threading.local()  # per thread: device type -> current index (0 unless set)
+
+
+def current_index(device_type: str) -> int:
+    """The index an index-less ``device_type`` means in this thread (0 unless set; see :func:`set_current_index`)."""
+    return getattr(_current, "indexes", {}).get(device_type, 0)
+
+
+def set_current_index(device_type: str, index: int) -> None:
+    """Make ``device_type`` without an index mean ``device_type:index`` in this thread (``torch.cuda.set_device``)."""
+    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+        raise ValueError(f"set_current_index(): index must be a non-negative int, got {index!r}")
+    _current.__dict__.setdefault("indexes", {})[device_type] = index
+
+
+def with_index(dev: device) -> device:
+    """``dev`` with its index filled in from the current device of its type (cpu and meta have none)."""
+    if dev.index is not None or dev.type in UNINDEXED:
+        return dev
+    return device(dev.type, current_index(dev.type))
+
+
 def set_default_device(dev) -> None:
     """Set the device that factory functions use when none is given."""
     _state.local().default_device = as_device(dev)
 
 
 def get_default_device() -> device:
-    """The device factory functions use when none is given (``cpu`` unless set)."""
-    return _state.local().default_device or device("cpu")
+    """The device factory functions use when none is given (``cpu`` unless set).
+
+    An index-less default type means the current device of that type (see :func:`with_index`).
+    """
+    default = _state.local().default_device
+    return with_index(default) if default is not None else device("cpu")

@@ -36,7 +36,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 
-from . import _fallback, _keys
+from . import _backends, _fallback, _kernel_check, _keys
 from ._keys import LAYER_BITS, Layer
 
 FALLTHROUGH_LAYERS = frozenset({Layer.Autograd, Layer.Autocast, Layer.Trace, Layer.Python})
@@ -313,13 +313,7 @@ class Dispatcher:
         if layer is not Layer.Dense:
             return lambda *args: fn(keyset, *args)
         if op.kind == "prim" and op.meta is not None and op.meta is not fn:
-            meta = op.meta
-
-            def checked(*args):
-                meta(*args)
-                return fn(*args)
-
-            return checked
+            return _kernel_check.guard(op, fn, op.meta, _keys.highest_backend(keyset), kernel.source)
         return fn
 
     def _missing_message(self, op, keyset: int, declined=()) -> str:
@@ -335,6 +329,9 @@ class Dispatcher:
         backend = _keys.highest_backend(keyset)
         having = sorted({b for (lay, b) in self.kernels.get(op, {}) if b is not None and lay is Layer.Dense})
         extra = f"; backends with a kernel: {', '.join(having)}" if having else ""
+        provider = _backends.owner(backend) if backend is not None else None
+        if provider is not None and provider != "core":
+            extra += f"; device type '{backend}' is provided by plugin '{provider}'"
         why = "".join(f"; {d}" for d in declined)
         return (
             f"{op.name}: no kernel for key {layer.name}×{backend} "

@@ -7,9 +7,9 @@ import numbers
 
 import numpy as np
 
-from . import _backends, _dtype
+from . import _backends, _dtype, _meta
 from ._device import as_device, get_default_device
-from ._tensor import Storage, Tensor
+from ._tensor import Storage, Tensor, contiguous_strides
 
 _CPU_TYPE = "cpu"
 
@@ -72,12 +72,16 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     if array.dtype != target.numpy:
         with np.errstate(invalid="ignore", over="ignore"):
             array = array.astype(target.numpy)
-    cpu = _backends.get(_CPU_TYPE).from_host(array, as_device(_CPU_TYPE))
+    if dev.type == "meta":  # shape and dtype only: no backend needed
+        return _meta.empty(array.shape, target)
     if dev.type == _CPU_TYPE:
-        return cpu
+        return _backends.get(_CPU_TYPE).from_host(array, as_device(_CPU_TYPE))
     from . import ops
 
-    return ops.prims.device_put(cpu, dev)
+    array = np.ascontiguousarray(array)  # held by the core on the host, copied once to the device (no CPU plugin)
+    strides = contiguous_strides(array.shape)
+    host = Tensor._make(None, array.shape, strides, 0, target, as_device(_CPU_TYPE), native=array)
+    return ops.prims.device_put(host, dev)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:

@@ -289,11 +289,16 @@ def _keys_for(device) -> int:
 _CPU = _device_cls("cpu")
 
 
-def wrap_scalar(value) -> Tensor:
-    """A Python or NumPy scalar as a 0-dim CPU tensor that promotes like a Python scalar."""
-    import numpy as np
+def wrap_scalar(value, dtype=None) -> Tensor:
+    """A Python or NumPy scalar as a 0-dim CPU tensor that promotes like a Python scalar.
 
-    from . import _backends
+    The value is held by the core as a 0-dim NumPy array (the host format of the
+    ``cpu`` device type: ``_native`` is its NumPy view), so wrapping a scalar needs
+    no plugin: ``meta_tensor + 1`` works with no backend loaded. Its Storage is made
+    by the CPU backend only if someone asks for it. ``dtype``: convert to it (the
+    tensor is then an ordinary 0-dim CPU tensor, no longer a wrapped number).
+    """
+    import numpy as np
 
     if isinstance(value, np.generic):
         value = value.item()
@@ -307,6 +312,19 @@ def wrap_scalar(value) -> Tensor:
         dt = _dtype.complex128
     else:
         raise TypeError(f"cannot wrap {type(value).__name__} as a scalar")
-    t = _backends.get("cpu").from_host(np.asarray(value, dtype=dt.numpy), _CPU)
-    t._wrapped_number = True
+    array = np.asarray(value, dtype=dt.numpy)
+    if dtype is not None:
+        with np.errstate(invalid="ignore", over="ignore"):  # as prims::convert_element_type: C casts
+            array = (array.real if dt.is_complex and not dtype.is_complex else array).astype(dtype.numpy)
+    t = Tensor._make(None, (), (), 0, dtype or dt, _CPU, native=array)
+    t._wrapped_number = dtype is None
     return t
+
+
+def is_host_value(t) -> bool:
+    """Whether ``t`` is a CPU tensor whose elements are the NumPy array ``t._native``, with no Storage made yet.
+
+    Wrapped scalars (:func:`wrap_scalar`) and data on its way to a device are such values: reading
+    them needs no CPU backend.
+    """
+    return t._st is None and t._device.type == "cpu" and t._native is not None

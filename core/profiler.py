@@ -37,7 +37,7 @@ import traceback
 import weakref
 from dataclasses import dataclass, field
 
-from . import _backends, _hooks, _keys, _state
+from . import _backends, _hooks, _keys, _plugins, _state
 from ._device import device as _device_type
 from ._keys import Layer
 from ._tensor import Tensor
@@ -427,16 +427,8 @@ _OPWEAVE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def _internal_dirs() -> tuple:
-    """Folders whose frames are not user frames: opweave itself and the loaded backend plugins."""
-    import sys
-
-    dirs = [_OPWEAVE_DIR]
-    for name in ("opweave_cpu",):
-        module = sys.modules.get(name)
-        path = getattr(module, "__file__", None)
-        if path:
-            dirs.append(os.path.dirname(os.path.abspath(path)) + os.sep)
-    return tuple(dirs)
+    """Folders and files whose frames are not user frames: opweave itself and every loaded plugin."""
+    return (_OPWEAVE_DIR, *_plugins.source_paths())
 
 
 def _user_stack() -> list:

@@ -2,34 +2,65 @@
 
 from __future__ import annotations
 
-from .._backends import (
+from .. import _device
+from .._backends import Backend, BackendClaimError, Registry, check_device, get
+from .._kernel_check import KernelError
+from .._plugins import (
+    AUTOLOAD_VARIABLE,
     ENTRY_POINT_GROUP,
-    Backend,
     BackendStatus,
-    Registry,
-    check_device,
-    get,
+    PluginRecord,
+    autoload_enabled,
     load,
     plugin_manager,
+    register_device_module,
     register_plugin,
     status,
 )
+from .._plugins import records as plugins
 from .._tensor import Storage
 
 __all__ = [
+    "AUTOLOAD_VARIABLE",
     "ENTRY_POINT_GROUP",
     "Backend",
+    "BackendClaimError",
     "BackendStatus",
+    "KernelError",
+    "PluginRecord",
     "Registry",
     "Storage",
+    "autoload_enabled",
     "check_device",
+    "current_device_index",
     "get",
     "is_available",
     "load",
     "plugin_manager",
+    "plugins",
+    "register_device_module",
     "register_plugin",
+    "set_device_index",
     "status",
 ]
+
+
+def current_device_index(device_type: str) -> int:
+    """The index that ``device_type`` without an index means in this thread (0 unless :func:`set_device_index`)."""
+    return _device.current_index(device_type)
+
+
+def set_device_index(device) -> None:
+    """Make ``device``'s type without an index mean ``device`` in this thread, as ``torch.cuda.set_device``.
+
+    ``opweave.backends.set_device_index("vnpu:1")``: then ``opweave.empty(2, device="vnpu")`` is on
+    ``vnpu:1``. ``RuntimeError`` if the device does not exist; ``ValueError`` without an index.
+    """
+    dev = _device.as_device(device)
+    if dev is None or dev.index is None or dev.type in _device.UNINDEXED:
+        raise ValueError(f"set_device_index(): expected a device with an index such as 'vnpu:1', got {device!r}")
+    check_device(dev)
+    _device.set_current_index(dev.type, dev.index)
 
 
 def is_available(device_type: str) -> bool:

@@ -8,9 +8,10 @@ casts and copies are backend kernels.
 from __future__ import annotations
 
 from .. import _backends, _dtype
+from .._device import with_index
 from .._meta import empty as meta_empty
 from .._ops import define_prim
-from .._tensor import contiguous_strides
+from .._tensor import contiguous_strides, is_host_value
 from ..library import core_library
 from ._utils import check_shape, check_tensor, dense_strides_like, same_device
 
@@ -29,11 +30,14 @@ def device_put(a, device, non_blocking=False):
     if a.device.type == "meta":
         raise RuntimeError("prims::device_put: cannot copy a meta tensor (it has no data) to " + str(device))
     target = _backends.check_device(device)
-    source = _backends.get(a.device.type)
-    host = source.host_view(a)  # host memory needs no copy here: from_host copies
-    if host is None:
-        host = source.copy_to_host(a)
-    dev = device if device.index is not None or device.type == "cpu" else type(device)(device.type, 0)
+    if is_host_value(a):  # values the core holds on the host: no CPU backend needed
+        host = a._native
+    else:
+        source = _backends.get(a.device.type)
+        host = source.host_view(a)  # host memory needs no copy here: from_host copies
+        if host is None:
+            host = source.copy_to_host(a)
+    dev = with_index(device)
     return target.from_host(host, dev)
 
 

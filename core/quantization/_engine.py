@@ -37,9 +37,9 @@ def ensure_plugins_loaded() -> bool:
         if plugins_loaded:
             return False
         plugins_loaded = True
-    from .. import _backends
+    from .. import _plugins
 
-    _backends.load()
+    _plugins.load_if_autoload()
     return True
 
 

@@ -14,7 +14,7 @@ import warnings
 
 from .. import _dtype
 from .._ops import OpOverload, define, prims
-from .._tensor import Tensor
+from .._tensor import Tensor, wrap_scalar
 
 
 class Promotion(enum.Enum):
@@ -70,8 +70,12 @@ def broadcast_to(t: Tensor, shape) -> Tensor:
 
 
 def to_dtype(t: Tensor, dtype) -> Tensor:
-    """``t`` converted to ``dtype`` (itself when it already has it)."""
-    return t if t.dtype is dtype else prims.convert_element_type(t, dtype)
+    """``t`` converted to ``dtype`` (itself when it already has it); a wrapped Python scalar without a backend."""
+    if t.dtype is dtype:
+        return t
+    if t._wrapped_number and t._native is not None:
+        return wrap_scalar(t._native.item(), dtype)
+    return prims.convert_element_type(t, dtype)
 
 
 def to_device(t: Tensor, device) -> Tensor:

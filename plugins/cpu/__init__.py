@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import opweave
 
+from . import device_module
 from ._backend import BACKEND
 
 
@@ -17,4 +18,5 @@ def opweave_register(registry):
     from .kernels import register_all
 
     registry.backend(BACKEND)
+    registry.device_module(BACKEND.name, device_module)
     register_all(registry)

@@ -5,16 +5,18 @@ order; ``OPWEAVE_OPENCL_DEVICE=N`` keeps only device N). Prims without an
 OpenCL kernel run through the core's CPU fallback (copies in and out, a
 one-time warning). ``docs/opencl.md`` describes the design.
 
-Public functions: :func:`is_available`, :func:`unavailable_reason`,
-:func:`device_count`, :func:`memory_stats`, :func:`empty_cache`,
-:func:`synchronize`.
+Its device module is ``opweave.opencl`` (``device_module.py``): ``is_available``,
+``unavailable_reason``, ``device_count``, ``memory_stats``, ``empty_cache``,
+``synchronize``; they are also importable from this package.
 """
 
 from __future__ import annotations
 
 import opweave
 
+from . import device_module
 from ._backend import BACKEND, NAME
+from .device_module import device_count, empty_cache, is_available, memory_stats, synchronize, unavailable_reason
 
 __all__ = [
     "BACKEND",
@@ -29,40 +31,11 @@ __all__ = [
 ]
 
 
-def is_available() -> bool:
-    """Whether an OpenCL device can be used (see :func:`unavailable_reason` when not)."""
-    return BACKEND.is_available()
-
-
-def unavailable_reason() -> str | None:
-    """Why no OpenCL device can be used: pyopencl missing, no platform, no device (None if one can)."""
-    return BACKEND.unavailable_reason()
-
-
-def device_count() -> int:
-    """The number of OpenCL devices."""
-    return BACKEND.device_count()
-
-
-def memory_stats(device=None) -> dict:
-    """``{"allocated", "reserved", "cached", "peak", "num_allocs", "num_reuses"}`` (bytes) of an OpenCL device."""
-    return BACKEND.memory_stats(device)
-
-
-def empty_cache(device=None) -> None:
-    """Give the allocator's cached free blocks back to the driver (every device, or ``device``)."""
-    BACKEND.empty_cache(device)
-
-
-def synchronize(device=None) -> None:
-    """Wait for the work queued on an OpenCL device."""
-    BACKEND.synchronize(device)
-
-
 @opweave.hookimpl
 def opweave_register(registry):
     """Declare the OpenCL backend and register its kernels (when a device exists)."""
     registry.backend(BACKEND)
+    registry.device_module(NAME, device_module)
     if BACKEND.is_available():
         from .kernels import register_all
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import opweave
 
+from . import device_module
 from ._backend import BACKEND, NAME, memory_stats
 
 __all__ = ["BACKEND", "memory_stats", "opweave_conformance_config", "opweave_register"]
@@ -22,6 +23,7 @@ def opweave_register(registry):
     from .kernels import register_all
 
     registry.backend(BACKEND)
+    registry.device_module(NAME, device_module)  # opweave.vnpu
     register_all(registry)
 
 

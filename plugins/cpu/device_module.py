@@ -1,0 +1,27 @@
+"""``opweave.cpu``: the CPU device module (registered with ``registry.device_module``), as ``torch.cpu``."""
+
+from __future__ import annotations
+
+from ._backend import BACKEND
+
+__all__ = ["current_device", "device_count", "is_available", "synchronize"]
+
+
+def is_available() -> bool:
+    """Whether the CPU can be used (always)."""
+    return BACKEND.is_available()
+
+
+def device_count() -> int:
+    """The number of CPU devices opweave shows (one: ``cpu``)."""
+    return BACKEND.device_count()
+
+
+def current_device() -> str:
+    """The CPU device's name, ``"cpu"``, as ``torch.cpu.current_device()``."""
+    return BACKEND.name
+
+
+def synchronize(device=None) -> None:
+    """Wait for queued CPU work (CPU kernels run synchronously: nothing to wait for)."""
+    BACKEND.synchronize(device)

@@ -1,0 +1,43 @@
+"""A device whose memory is host bytes, for the broken-plugin fixtures: each declares one under its own name."""
+
+from __future__ import annotations
+
+import numpy as np
+import opweave
+from opweave.backends import Backend, Storage
+
+
+class HostMemory(Backend):
+    """Storage is a ``bytearray``; copies go through NumPy views of it."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def allocate(self, nbytes, device):
+        """A zero-filled bytearray."""
+        return Storage(bytearray(nbytes), nbytes, device, self)
+
+    def copy_from_host(self, array, device):
+        """Copy the array's bytes in."""
+        data = bytearray(np.ascontiguousarray(array).tobytes())
+        return Storage(data, len(data), device, self)
+
+    def copy_to_host(self, tensor):
+        """Read the tensor's elements out through a strided view of the bytes."""
+        return np.array(view(tensor), copy=True, order="C")
+
+
+def view(t) -> np.ndarray:
+    """The elements of ``t`` as a NumPy array over its bytes (0-dim CPU tensors are read on the host)."""
+    if t.device.type == "cpu":
+        return t.numpy()
+    if 0 in t.shape:
+        return np.empty(t.shape, t.dtype.numpy)
+    buf = np.frombuffer(t.untyped_storage().handle, np.uint8)
+    strides = tuple(s * t.dtype.itemsize for s in t.stride())
+    return np.ndarray(t.shape, t.dtype.numpy, buf, t.storage_offset() * t.dtype.itemsize, strides)
+
+
+def new(backend: HostMemory, array: np.ndarray, device=None) -> opweave.Tensor:
+    """A tensor of ``backend`` holding a copy of ``array``."""
+    return backend.from_host(np.asarray(array), device or opweave.device(backend.name, 0))
