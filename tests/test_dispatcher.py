@@ -37,14 +37,14 @@ def test_fallback_registration_flushes_every_cache():
 def test_registrations_stack_and_removal_restores_the_previous_kernel():
     x = opweave.tensor([1.0, 2.0])
     op = ops.prims.neg.default
-    first = dispatch.register_kernel(op, Layer.Dense, "cpu", lambda a: opweave.tensor([7.0]), "first")
-    second = dispatch.register_kernel(op, Layer.Dense, "cpu", lambda a: opweave.tensor([8.0]), "second")
+    first = dispatch.register_kernel(op, Layer.Dense, "cpu", lambda a: opweave.tensor([7.0, 7.0]), "first")
+    second = dispatch.register_kernel(op, Layer.Dense, "cpu", lambda a: opweave.tensor([8.0, 8.0]), "second")
     try:
-        assert op(x).tolist() == [8.0]
+        assert op(x).tolist() == [8.0, 8.0]
         second.remove()
-        assert op(x).tolist() == [7.0]
+        assert op(x).tolist() == [7.0, 7.0]
         second.remove()  # idempotent
-        assert op(x).tolist() == [7.0]
+        assert op(x).tolist() == [7.0, 7.0]
     finally:
         first.remove()
         second.remove()
