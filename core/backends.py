@@ -7,11 +7,13 @@ from ._backends import (
     Backend,
     BackendStatus,
     Registry,
+    add_allocation_observer,
     check_device,
     get,
     load,
     plugin_manager,
     register_plugin,
+    remove_allocation_observer,
     status,
 )
 from ._tensor import Storage
@@ -22,12 +24,15 @@ __all__ = [
     "BackendStatus",
     "Registry",
     "Storage",
+    "add_allocation_observer",
     "check_device",
     "get",
     "is_available",
     "load",
+    "memory_stats",
     "plugin_manager",
     "register_plugin",
+    "remove_allocation_observer",
     "status",
 ]
 
@@ -38,6 +43,18 @@ def is_available(device_type: str) -> bool:
         return bool(get(device_type).is_available())
     except RuntimeError:
         return False
+
+
+def memory_stats(device) -> dict:
+    """The allocator statistics of ``device`` (``"opencl"``, ``"vnpu:1"``...): ``Backend.memory_stats``.
+
+    Backends with an allocator report at least ``allocated`` (bytes in live blocks), ``reserved``, ``peak`` and
+    ``num_allocs``; one without (the CPU) returns ``{}``.
+    """
+    from ._device import as_device
+
+    dev = as_device(device)
+    return get(dev.type).memory_stats(dev)
 
 
 # -- per-device flags: ``opweave.backends.<device>.matmul.allow_tf32`` (appended by the modes work) ----------
