@@ -274,9 +274,19 @@ def _install(op: OpOverload) -> OpOverload:
     if packet is None:
         packet = space._packets[op.schema.name] = OpPacket(op.schema.name)
     packet.overloads[op.schema.overload] = op
+    packet.__doc__ = _packet_doc(packet)  # help(opweave.ops.prims.sin) shows the op's own documentation
     _all[op.name] = op
     op._entry = make_entry(op)
     return op
+
+
+def _packet_doc(packet: OpPacket) -> str:
+    """Each overload's schema followed by its docstring."""
+    parts = []
+    for op in packet.overloads.values():
+        doc = op.__doc__ if op.__doc__ != str(op.schema) else ""
+        parts.append(f"{op.schema}\n\n{doc}".strip())
+    return "\n\n".join(parts)
 
 
 def define_prim(schema: str, meta, *, tags=(), doc=None) -> OpOverload:
