@@ -1,9 +1,9 @@
-"""Random prims: the reference Philox implementation of ``opweave._philox`` (already NumPy)."""
+"""Random prims: the reference Philox implementation of ``opweave.random`` (already NumPy)."""
 
 from __future__ import annotations
 
 import numpy as np
-from opweave import _philox
+from opweave import random as philox
 
 from ._common import native, wrap
 
@@ -11,17 +11,17 @@ from ._common import native, wrap
 def random_bits(shape, seed, offset, device):
     """Philox words as int64."""
     n = int(np.prod(shape, dtype=np.int64))
-    return wrap(_philox.random_words(n, seed, offset).astype(np.int64).reshape(tuple(shape)))
+    return wrap(philox.random_words(n, seed, offset).astype(np.int64).reshape(tuple(shape)))
 
 
 def uniform(shape, low, high, seed, offset, dtype, device):
     """Uniform [low, high)."""
-    return wrap(_philox.uniform_values(tuple(shape), float(low), float(high), seed, offset, dtype.numpy), dtype)
+    return wrap(philox.uniform_values(tuple(shape), float(low), float(high), seed, offset, dtype.numpy), dtype)
 
 
 def normal(shape, mean, std, seed, offset, dtype, device):
     """Box-Muller normals."""
-    return wrap(_philox.normal_values(tuple(shape), float(mean), float(std), seed, offset, dtype.numpy), dtype)
+    return wrap(philox.normal_values(tuple(shape), float(mean), float(std), seed, offset, dtype.numpy), dtype)
 
 
 def bernoulli(p, seed, offset):
@@ -29,17 +29,17 @@ def bernoulli(p, seed, offset):
     probs = native(p).astype(np.float64)
     if probs.size and not np.all((probs >= 0) & (probs <= 1)):
         raise ValueError("prims::bernoulli: expects 0 <= p <= 1 for every element of 'p'")
-    return wrap(_philox.bernoulli_values(np.ascontiguousarray(native(p)), seed, offset), p.dtype)
+    return wrap(philox.bernoulli_values(np.ascontiguousarray(native(p)), seed, offset), p.dtype)
 
 
 def randint(shape, low, high, seed, offset, dtype, device):
     """Integers in [low, high)."""
-    return wrap(_philox.randint_values(tuple(shape), low, high, seed, offset), dtype)
+    return wrap(philox.randint_values(tuple(shape), low, high, seed, offset), dtype)
 
 
 def randperm(n, seed, offset, dtype, device):
     """A permutation of range(n)."""
-    return wrap(_philox.randperm_values(n, seed, offset), dtype)
+    return wrap(philox.randperm_values(n, seed, offset), dtype)
 
 
 KERNELS = {
