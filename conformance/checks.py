@@ -733,7 +733,8 @@ def allocated(ctx: Context):
     """Bytes the backend's allocator holds now (None without ``memory_stats``)."""
     if ctx.memory_stats is None or not ctx.check_allocator:
         return None
-    return int(ctx.memory_stats()["allocated"])
+    stats = ctx.memory_stats()  # Backend's default is {}: a backend without an allocator of its own
+    return int(stats["allocated"]) if "allocated" in stats else None
 
 
 def check_allocator(ctx: Context, before) -> None:

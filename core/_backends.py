@@ -78,6 +78,17 @@ class Backend:
     def synchronize(self, device=None) -> None:
         """Wait for queued work on ``device``."""
 
+    def memory_stats(self, device=None) -> dict:
+        """Allocator statistics of ``device``: override to report ``allocated``, ``reserved``, ``peak``, ``num_allocs``.
+
+        The default (a backend without its own allocator: the CPU, whose memory is NumPy's) is ``{}``. Live storages
+        of any backend can be counted with :func:`opweave.backends.add_allocation_observer`.
+        """
+        return {}
+
+    def empty_cache(self, device=None) -> None:
+        """Give cached free memory back to the driver (a backend without a cache has nothing to do)."""
+
     def from_host(self, array: np.ndarray, device):
         """A new tensor on ``device`` holding a copy of ``array``."""
         from . import _dtype

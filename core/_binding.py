@@ -9,7 +9,7 @@ code once per overload keeps parsing and dict building out of the hot path.
 
 from __future__ import annotations
 
-from . import _coerce
+from . import _coerce, _errors
 from ._device import device as _device_class
 from ._dtype import dtype as _dtype_class
 from ._schema import NO_DEFAULT, OpSchema
@@ -126,6 +126,11 @@ def make_entry(op, dispatch, factory_keys, cache: dict, declined) -> callable:
     body.append(f"    try: return kernel({call_args})")
     body.append(f"    except _Decline as exc: return _declined(_op, ks, ({call_args}{',' if names else ''}), exc)")
     py_name = "_entry"
+    # errors leaving the op name it (``_errors``); a try costs nothing on the path without an exception
+    body = ["    try:"] + ["    " + line for line in body]
+    body += ["    except _NAMED as exc:", "        _name_op(exc, _op)", "        raise"]
+    body += ["    except MemoryError as exc:", "        raise _out_of_memory(exc, _op) from exc"]
+    body += ["    except OverflowError as exc:", "        raise _overflow(exc, _op) from exc"]
     source = f"def {py_name}({', '.join(params)}):\n" + "\n".join(body) + "\n"
     from ._dispatcher import Decline
     from ._state import local
@@ -133,6 +138,10 @@ def make_entry(op, dispatch, factory_keys, cache: dict, declined) -> callable:
 
     env = {
         "_c": _coerce,
+        "_NAMED": _errors.NAMED,
+        "_name_op": _errors.name_op,
+        "_out_of_memory": _errors.out_of_memory,
+        "_overflow": _errors.overflow,
         "_Tensor": Tensor,
         "_op": op,
         "_cache": cache,

@@ -284,6 +284,7 @@ def _install(op: OpOverload) -> OpOverload:
         packet = space._packets[op.schema.name] = OpPacket(op.schema.name)
     packet.overloads[op.schema.overload] = op
     DISPATCHER.add_op(op)
+    packet.__doc__ = _packet_doc(packet)  # help(opweave.ops.prims.sin) shows the op's own documentation
     op._entry = make_entry(op)
     return op
 
@@ -298,6 +299,15 @@ def undefine(op: OpOverload) -> None:
         if not packet.overloads:
             del space._packets[op.schema.name]
     DISPATCHER.forget(op)
+
+
+def _packet_doc(packet: OpPacket) -> str:
+    """Each overload's schema followed by its docstring."""
+    parts = []
+    for op in packet.overloads.values():
+        doc = op.__doc__ if op.__doc__ != str(op.schema) else ""
+        parts.append(f"{op.schema}\n\n{doc}".strip())
+    return "\n\n".join(parts)
 
 
 def define_prim(schema: str, meta, *, tags=(), doc=None) -> OpOverload:

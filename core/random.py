@@ -3,7 +3,7 @@
 Random values in opweave are counter-based: every random op draws from a
 :class:`Generator` — its ``generator=`` argument, else the default generator of the
 op's device — by reading the generator's ``(seed, offset)``, handing them to the
-random prims (Philox4x32-10, specified bit for bit in :mod:`opweave._philox`) and
+random prims (Philox4x32-10, specified bit for bit by the functions below) and
 advancing the offset by the counter blocks the prims consume. So one seed gives the
 same values on every backend that implements the prims.
 
@@ -12,8 +12,14 @@ and ``uniform``/``bernoulli`` with a 16- or 32-bit float dtype: ``ceil(n / 4)``;
 ``uniform``/``bernoulli`` in float64, ``normal``, ``randint``, ``randperm``:
 ``ceil(n / 2)``. See :mod:`opweave._random` for the details (complex values, meta). A
 backend that registers its own kernel for a random canonical op must draw the same blocks:
-take ``(seed, offset)`` with ``opweave._random.claim(op, generator, device, blocks)``,
+take ``(seed, offset)`` with :func:`claim` ``(op, generator, device, blocks)``,
 ``blocks`` from :func:`philox_blocks`.
+
+The stream, for backends implementing the random prims (each a pure function of ``(seed, offset)``; the
+CPU backend's kernels are these functions): ``philox4x32(counter, key)``, ``random_words(n, seed, offset)``
+(``prims::random_bits``), ``uniform_values``, ``normal_values``, ``bernoulli_values``, ``randint_values`` and
+``randperm_values`` (the prims of those names), ``check_seed_offset(op, seed, offset)`` and
+``seed_to_key(seed)`` (the two key words).
 
 State format: ``Generator.get_state()`` is a CPU uint8 tensor of 16 bytes, the seed
 then the offset, each a little-endian uint64.
@@ -28,9 +34,21 @@ Functions
 
 from __future__ import annotations
 
+from ._philox import (
+    bernoulli_values,
+    check_seed_offset,
+    normal_values,
+    philox4x32,
+    randint_values,
+    random_words,
+    randperm_values,
+    seed_to_key,
+    uniform_values,
+)
 from ._random import (
     DEFAULT_SEED,
     Generator,
+    claim,
     default_generator,
     fork_rng,
     get_rng_state,
@@ -44,12 +62,22 @@ from ._random import (
 __all__ = [
     "DEFAULT_SEED",
     "Generator",
+    "bernoulli_values",
+    "check_seed_offset",
+    "claim",
     "default_generator",
     "fork_rng",
     "get_rng_state",
     "initial_seed",
     "manual_seed",
+    "normal_values",
+    "philox4x32",
     "philox_blocks",
+    "randint_values",
+    "random_words",
+    "randperm_values",
     "seed",
+    "seed_to_key",
     "set_rng_state",
+    "uniform_values",
 ]

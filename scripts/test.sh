@@ -6,16 +6,19 @@ python -m pip install --quiet -e ".[test,opencl,x86quant,distributed]"
 python -m pip install --quiet -e examples/vendor_backend  # the example third-party backend, tested below
 ruff check .
 ruff format --check .
-python -m pytest -q -p no:cacheprovider -n auto --dist loadfile
+# The ci hypothesis profile keeps no example database: every run draws afresh (pass --hypothesis-seed=N to repeat one).
+export OPWEAVE_HYPOTHESIS_PROFILE="${OPWEAVE_HYPOTHESIS_PROFILE:-ci}"
+status=0
+python -m pytest -q -p no:cacheprovider -n auto --dist loadfile "$@" || status=$?
 # The conformance suite against the reference backend, the example vendor backend and OpenCL (PoCL):
 # OpenCL (mostly kernel compilation on a cold cache) runs beside the other two, one core each.
 opweave conformance --backend opencl --profile quick --quiet > opencl-conformance.log 2>&1 &
 opencl=$!
-opweave conformance --backend cpu --profile quick --quiet
-opweave conformance --backend vnpu --profile quick --quiet
-opweave conformance --backend cpu --distributed 2  # the c10d:: collectives across 2 ranks (MPI)
-opweave conformance --backend vnpu --distributed 2  # the same staged through host memory
-status=0
+# A failing step does not skip the others: each reports, and the script fails if any did.
+opweave conformance --backend cpu --profile quick --quiet || status=$?
+opweave conformance --backend vnpu --profile quick --quiet || status=$?
+opweave conformance --backend cpu --distributed 2 || status=$?  # the c10d:: collectives across 2 ranks (MPI)
+opweave conformance --backend vnpu --distributed 2 || status=$?  # the same staged through host memory
 wait "$opencl" || status=$?
 cat opencl-conformance.log
 exit "$status"

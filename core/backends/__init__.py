@@ -36,6 +36,7 @@ __all__ = [
     "get",
     "is_available",
     "load",
+    "memory_stats",
     "plugin_manager",
     "plugins",
     "register_device_module",
@@ -69,6 +70,16 @@ def is_available(device_type: str) -> bool:
         return bool(get(device_type).is_available())
     except RuntimeError:
         return False
+
+
+def memory_stats(device) -> dict:
+    """The allocator statistics of ``device`` (``"opencl"``, ``"vnpu:1"``...): ``Backend.memory_stats``.
+
+    Backends with an allocator report at least ``allocated`` (bytes in live blocks), ``reserved``, ``peak`` and
+    ``num_allocs``; one without (the CPU) returns ``{}``.
+    """
+    dev = _device.as_device(device)
+    return get(dev.type).memory_stats(dev)
 
 
 # -- per-device flags: ``opweave.backends.<device>.matmul.allow_tf32`` (appended by the modes work) ----------

@@ -12,6 +12,7 @@ from __future__ import annotations
 from .. import _dtype
 from .._meta import empty as meta_empty
 from .._ops import define_prim
+from ._special_values import describe
 from ._utils import ALL, BOOL, FLOAT, INT, INTEGRAL, NUMERIC, REAL, Out, elementwise_meta
 
 _D, _B = Out.DEFAULT, Out.ALWAYS_BOOL
@@ -91,7 +92,7 @@ def _binary_meta(name, allowed, out, doc):
         return elementwise_meta(op, ("self", "other"), (self, other), allowed, out)
 
     meta.__name__ = meta.__qualname__ = f"{name}_meta"
-    meta.__doc__ = doc
+    meta.__doc__ = doc + describe(name)
     return meta
 
 

@@ -12,6 +12,7 @@ import numbers
 
 from .. import _dtype
 from .._ops import define_prim
+from ._special_values import describe
 from ._utils import (
     ALL,
     BOOL,
@@ -116,7 +117,7 @@ def _unary_meta(name, allowed, out, doc):
         return elementwise_meta(op, ("self",), (self,), allowed, out)
 
     meta.__name__ = meta.__qualname__ = f"{name}_meta"
-    meta.__doc__ = doc
+    meta.__doc__ = doc + describe(name)
     return meta
 
 

@@ -243,6 +243,8 @@ def _out_kernel(functional: OpOverload, n_outs: int):
         outs = args[n_args:]
         results = functional.call_bound(*args[:n_args])
         results = results if isinstance(results, tuple) else (results,)
+        for out, result in zip(outs, results):  # every out= tensor is checked before any is written
+            check_out(name, out, result)
         for out, result in zip(outs, results):
             write_out(name, out, result)
         return outs[0] if n_outs == 1 else tuple(outs)
@@ -250,8 +252,8 @@ def _out_kernel(functional: OpOverload, n_outs: int):
     return kernel
 
 
-def write_out(op: str, out: Tensor, result: Tensor) -> None:
-    """Copy ``result`` into the ``out=`` tensor with PyTorch's checks and resize rule."""
+def check_out(op: str, out: Tensor, result: Tensor) -> None:
+    """Raise PyTorch's error if ``result`` cannot be written to the ``out=`` tensor (type, device, dtype)."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{op}: argument 'out' must be Tensor, not {type(out).__name__}")
     if out.device != result.device:
@@ -260,6 +262,11 @@ def write_out(op: str, out: Tensor, result: Tensor) -> None:
         raise TypeError(
             f"{op}: result type {result.dtype.name} can't be cast to the desired output type {out.dtype.name}"
         )
+
+
+def write_out(op: str, out: Tensor, result: Tensor) -> None:
+    """Copy ``result`` into the ``out=`` tensor with PyTorch's checks and resize rule."""
+    check_out(op, out, result)
     if out.shape != result.shape:
         if out.numel() != 0:
             warnings.warn(

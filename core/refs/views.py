@@ -354,11 +354,16 @@ def split_with_sizes(self, split_sizes, dim=0):
     return tuple(out)
 
 
+_MAX_SECTIONS = (1 << 31) - 1
+
+
 def tensor_split_sections(self, sections, dim=0):
     """``sections`` nearly equal views along ``dim`` (the first ``size % sections`` one larger)."""
     _need_dims("tensor_split", self)
     if sections <= 0:
         raise ValueError(f"tensor_split: number of sections must be larger than 0, got {sections}")
+    if sections > _MAX_SECTIONS:  # each section is a tensor object: 2**62 of them exhaust memory, not an error
+        raise ValueError(f"tensor_split: number of sections must be at most {_MAX_SECTIONS}, got {sections}")
     d = wrap("tensor_split", dim, self.ndim)
     n = self.shape[d]
     base, extra = divmod(n, sections)

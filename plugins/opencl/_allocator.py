@@ -93,6 +93,16 @@ class CachingAllocator:
                 f"opencl:{self.runtime.index}: cannot allocate {size} bytes: the device's largest buffer is "
                 f"{self.runtime.max_alloc} bytes"
             )
+        if self.allocated + self.cached > self.runtime.global_mem:
+            # OpenCL drivers may create buffers lazily and fail only at first use (or, on a CPU device, swap): the
+            # allocator keeps its blocks within the device's memory itself, releasing the cache before it refuses
+            self.empty_cache()
+            if self.allocated > self.runtime.global_mem:
+                raise opweave.OutOfMemoryError(
+                    f"opencl:{self.runtime.index}: out of memory allocating {size} bytes: "
+                    f"{self.allocated - size} bytes are allocated of the device's {self.runtime.global_mem} "
+                    f"(cache released)"
+                )
         for attempt in range(2):
             try:
                 buffer = cl.Buffer(self.runtime.context, cl.mem_flags.READ_WRITE, size)

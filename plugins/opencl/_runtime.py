@@ -90,6 +90,11 @@ class DeviceRuntime:
         return int(self.device.max_mem_alloc_size)
 
     @property
+    def global_mem(self) -> int:
+        """The device's memory, in bytes (the allocator keeps its live and cached blocks within it)."""
+        return int(self.device.global_mem_size)
+
+    @property
     def max_work_group(self) -> int:
         """The largest work-group size of the device."""
         return int(self.device.max_work_group_size)

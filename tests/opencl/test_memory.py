@@ -111,3 +111,33 @@ def test_programs_are_cached_on_disk(ocl, tmp_path):
     assert _python(code, **env).strip() == "15.0"
     assert any((tmp_path / "pocl").rglob("*")) or any((tmp_path / "xdg").rglob("*"))
     assert _python(code, **env).strip() == "15.0"  # the second process builds from the cache
+
+
+def test_allocating_beyond_device_memory_releases_the_cache_then_raises(ocl, monkeypatch):
+    """Past the device's memory the cache goes first; what still does not fit is OutOfMemoryError, and the device
+    keeps working. (The device's memory is narrowed to 64 MiB above what is live: a real one is gigabytes.)"""
+    import gc
+
+    from opweave_opencl import _runtime
+
+    mib = 1 << 20
+    gc.collect()
+    ocl.empty_cache()
+    base = ocl.memory_stats()["allocated"]
+    monkeypatch.setattr(type(_runtime.runtime(0)), "global_mem", property(lambda self: base + 64 * mib))
+    held = ow.empty(16 * mib, dtype=ow.uint8, device="opencl")
+    cached = ow.empty(32 * mib, dtype=ow.uint8, device="opencl")
+    del cached
+    gc.collect()
+    assert ocl.memory_stats()["cached"] == 32 * mib
+    fits = ow.empty(40 * mib, dtype=ow.uint8, device="opencl")  # 16 + 40 live fit once the 32 cached are released
+    assert ocl.memory_stats()["cached"] == 0
+    del fits
+    gc.collect()
+    with pytest.raises(ow.OutOfMemoryError, match="out of memory.*cache released"):
+        ow.empty(60 * mib, dtype=ow.uint8, device="opencl")  # 16 + 60 > 64 even without a cache
+    stats = ocl.memory_stats()
+    assert stats["cached"] == 0 and stats["allocated"] == base + 16 * mib
+    x = ow.arange(1000, device="opencl")
+    assert (x * 2).sum().item() == 999000
+    del held

@@ -122,7 +122,7 @@ FUNCTIONS = {
     "erf": sp.erf,
     "erfc": sp.erfc,
     "erfcx": sp.erfcx,
-    "erf_inv": sp.erfinv,
+    "erf_inv": lambda x: np.where(x == 0, x, sp.erfinv(x)),  # PyTorch keeps -0.0 (SciPy gives +0.0)
     "lgamma": _lgamma,
     "digamma": sp.psi,  # -inf at +0, +inf at -0, nan at negative integers: PyTorch's convention
     "ndtri": sp.ndtri,

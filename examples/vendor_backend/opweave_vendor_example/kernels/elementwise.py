@@ -61,7 +61,8 @@ UNARY_FNS = {
     "rsqrt": lambda x: 1 / np.sqrt(x),
     "reciprocal": lambda x: 1 / x,
     "sigmoid": _complex_or(sp.expit, lambda z: 1 / (1 + np.exp(-z))),
-    "erf": sp.erf, "erfc": sp.erfc, "erfcx": sp.erfcx, "erf_inv": sp.erfinv,
+    "erf": sp.erf, "erfc": sp.erfc, "erfcx": sp.erfcx,
+    "erf_inv": lambda x: np.where(x == 0, x, sp.erfinv(x)),  # -0.0 kept, as PyTorch
     "lgamma": lambda x: np.where(x == -np.inf, np.inf, sp.gammaln(x)),  # PyTorch: +inf at -inf
     "digamma": sp.psi, "ndtri": sp.ndtri, "ndtr": sp.ndtr, "log_ndtr": sp.log_ndtr,
     "bessel_i0": _nan_at_inf(sp.i0), "bessel_i0e": sp.i0e, "bessel_i1": _nan_at_inf(sp.i1), "bessel_i1e": sp.i1e,
