@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import _device
 from .._backends import Backend, BackendClaimError, Registry, check_device, get
+from .._hooks import add_allocation_observer, remove_allocation_observer
 from .._kernel_check import KernelError
 from .._plugins import (
     AUTOLOAD_VARIABLE,
@@ -30,6 +31,7 @@ __all__ = [
     "PluginRecord",
     "Registry",
     "Storage",
+    "add_allocation_observer",
     "autoload_enabled",
     "check_device",
     "current_device_index",
@@ -41,6 +43,7 @@ __all__ = [
     "plugins",
     "register_device_module",
     "register_plugin",
+    "remove_allocation_observer",
     "set_device_index",
     "status",
 ]
