@@ -9,7 +9,7 @@ code once per overload keeps parsing and dict building out of the hot path.
 
 from __future__ import annotations
 
-from . import _coerce
+from . import _coerce, _requires_grad, errors, return_types
 from ._device import device as _device_class
 from ._dtype import dtype as _dtype_class
 from ._schema import NO_DEFAULT, OpSchema
@@ -106,6 +106,11 @@ def make_entry(op, dispatch, factory_keys, cache=None) -> callable:
         else:
             params.append(f"{arg.name}=_d_{arg.name}")
         names.append(arg.name)
+    # Factories with TensorOptions take PyTorch's Python-level ``requires_grad=`` too.
+    options = any(a.name == "pin_memory" and a.kwarg_only for a in schema.arguments) and "requires_grad" not in names
+    if options:
+        params.extend(["requires_grad=False"] if seen_star else ["*", "requires_grad=False"])
+    where = f"{schema.qualified_name!r}"
     strict = op.kind == "prim"
     body = []
     for arg in schema.arguments:
@@ -119,9 +124,23 @@ def make_entry(op, dispatch, factory_keys, cache=None) -> callable:
     else:
         body.append("    ks = _factory_keys(_op, (" + call_args + ("," if names else "") + "))")
     body.append("    ks = (ks | _st.included) & ~_st.excluded")
+    args_tuple = f"({call_args}{',' if names else ''})"
+    named = return_types.for_schema(schema)
+    if options:
+        body.append(f"    if requires_grad: return _rg(_dispatch(_op, ks, {args_tuple}), {where})")
     body.append("    kernel = _cache.get(ks)")
-    body.append(f"    if kernel is None: return _dispatch(_op, ks, ({call_args}{',' if names else ''}))")
-    body.append(f"    return kernel({call_args})")
+    # Errors raised inside the op leave it as PyTorch's types too (see opweave.errors).
+    body.append("    try:")
+    if named is None:
+        body.append(f"        if kernel is None: return _dispatch(_op, ks, {args_tuple})")
+        body.append(f"        return kernel({call_args})")
+    else:  # several named returns: PyTorch's return_types named tuple
+        body.append(f"        if kernel is None: return _named(*_dispatch(_op, ks, {args_tuple}))")
+        body.append(f"        return _named(*kernel({call_args}))")
+    body.append("    except (ValueError, TypeError) as exc:")
+    body.append("        new = _from_op(exc)")
+    body.append("        if new is exc: raise")
+    body.append("        raise new from exc.__cause__")
     py_name = "_entry"
     source = f"def {py_name}({', '.join(params)}):\n" + "\n".join(body) + "\n"
     from ._state import local
@@ -138,6 +157,9 @@ def make_entry(op, dispatch, factory_keys, cache=None) -> callable:
         "_SCALARS": frozenset({bool, int, float, complex}),
         "_DType": _dtype_class,
         "_Device": _device_class,
+        "_named": named,
+        "_from_op": errors.from_op,
+        "_rg": _requires_grad.factory_result,
     }
     for arg in schema.arguments:
         if arg.default is not NO_DEFAULT:

@@ -183,6 +183,8 @@ def _binds(op: OpOverload, args, kwargs) -> bool:
     if len(args) > len(positional):
         return False
     names = {a.name for a in schema.arguments}
+    if "pin_memory" in names:  # factories with TensorOptions also take ``requires_grad`` (see _binding)
+        names.add("requires_grad")
     if any(k not in names for k in kwargs):
         return False
     bound = dict(zip((a.name for a in positional), args))

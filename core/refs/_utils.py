@@ -15,6 +15,7 @@ import warnings
 from .. import _dtype
 from .._ops import OpOverload, define, prims
 from .._tensor import Tensor
+from ..errors import DimIndexError
 
 
 class Promotion(enum.Enum):
@@ -125,10 +126,10 @@ def check_alpha(op: str, alpha, dtype) -> None:
 
 
 def wrap_dim(op: str, dim: int, ndim: int) -> int:
-    """Normalise a dim; ValueError naming the op if out of range (0-dim tensors accept 0 and -1)."""
+    """Normalise a dim; DimIndexError (an IndexError and a ValueError) naming the op if out of range (0-dim tensors accept 0 and -1)."""
     bound = max(ndim, 1)
     if not -bound <= dim < bound:
-        raise ValueError(f"{op}: dim {dim} is out of range for a tensor with {ndim} dims")
+        raise DimIndexError(f"{op}: dim {dim} is out of range for a tensor with {ndim} dims")
     return dim % bound
 
 
