@@ -87,16 +87,21 @@ from ._methods import install as _install_methods  # noqa: E402
 _backends.register_builtin(_meta.backend())
 _backends.discover()
 _install_methods(globals())
-from ._tensor_compat import channels_last, channels_last_3d, contiguous_format, preserve_format, strided  # noqa: E402
+from ._tensor_compat import (  # noqa: E402  # noqa: E402
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    layout,
+    memory_format,
+    preserve_format,
+    strided,
+)
 from ._tensor_compat import install as _install_tensor_compat  # noqa: E402
-from ._tensor_compat import layout, memory_format  # noqa: E402
 
 _install_tensor_compat()
-from . import errors, return_types  # noqa: E402
-
 # Global modes: deterministic algorithms, float32 matmul precision; the profiler; opweave.utils.
 # opweave.quantization defines the quantized:: ops and registers the Quantized-layer kernels.
-from . import fft, linalg, nn, profiler, quantization, special, utils  # noqa: E402
+from . import errors, fft, linalg, nn, profiler, quantization, return_types, special, utils  # noqa: E402  # noqa: E402
 from ._autocast import autocast, autocast_policy, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from ._modes import (  # noqa: E402
     are_deterministic_algorithms_enabled,

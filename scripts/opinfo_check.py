@@ -38,8 +38,8 @@ import warnings
 
 try:
     import torch
-    from torch.testing._internal.common_methods_invocations import op_db
     from torch.testing._internal.common_device_type import toleranceOverride
+    from torch.testing._internal.common_methods_invocations import op_db
 except ImportError as exc:  # pragma: no cover - depends on the developer's machine
     sys.exit(f"opinfo_check needs PyTorch and expecttest (pip install torch expecttest): {exc}")
 

@@ -126,7 +126,7 @@ def check_alpha(op: str, alpha, dtype) -> None:
 
 
 def wrap_dim(op: str, dim: int, ndim: int) -> int:
-    """Normalise a dim; DimIndexError (an IndexError and a ValueError) naming the op if out of range (0-dim tensors accept 0 and -1)."""
+    """Normalise a dim; DimIndexError (IndexError, ValueError) naming the op if out of range (0-dim: 0 and -1)."""
     bound = max(ndim, 1)
     if not -bound <= dim < bound:
         raise DimIndexError(f"{op}: dim {dim} is out of range for a tensor with {ndim} dims")
