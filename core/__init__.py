@@ -99,9 +99,13 @@ from ._tensor_compat import (  # noqa: E402  # noqa: E402
 from ._tensor_compat import install as _install_tensor_compat  # noqa: E402
 
 _install_tensor_compat()
+from . import functional  # noqa: E402
+from .functional import install as _install_functional  # noqa: E402
+
+_install_functional(globals())
 # Global modes: deterministic algorithms, float32 matmul precision; the profiler; opweave.utils.
 # opweave.quantization defines the quantized:: ops and registers the Quantized-layer kernels.
-from . import errors, fft, linalg, nn, profiler, quantization, return_types, special, utils  # noqa: E402  # noqa: E402
+from . import errors, fft, linalg, masked, nn, profiler, quantization, return_types, signal, special, utils  # noqa: E402
 from ._autocast import autocast, autocast_policy, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from ._modes import (  # noqa: E402
     are_deterministic_algorithms_enabled,

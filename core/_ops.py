@@ -74,6 +74,7 @@ class OpOverload:
         self._deterministic_kernels: dict[tuple, Kernel] = {}  # preferred in deterministic mode
         self._composite_explicit: Kernel | None = None
         self._cache: dict[int, object] = {}
+        self.tensor_varargs = False  # a Tensor[] argument also given as separate tensors (pack_varargs)
         self._device_position = None  # index of the ``device`` argument (-1: none); set on first factory call
         self._entry = None
 
@@ -162,6 +163,8 @@ def pack_varargs(op: OpOverload, args: tuple) -> tuple:
     passed more positional ints than the op has positional arguments.
     """
     positional = [a for a in op.schema.arguments if not a.kwarg_only]
+    if op.tensor_varargs:  # PyTorch's Python-level ``meshgrid(a, b)``, ``einsum("ij,jk", a, b)``
+        return _pack_tensors(positional, args)
     if not positional or len(args) <= len(positional):
         return args
     last = positional[-1].type
@@ -172,6 +175,16 @@ def pack_varargs(op: OpOverload, args: tuple) -> tuple:
     if all(isinstance(v, int) and not isinstance(v, bool) for v in tail):
         return args[:start] + (tuple(tail),)
     return args
+
+
+def _pack_tensors(positional, args: tuple) -> tuple:
+    """``args`` with the tensors from the ``Tensor[]`` argument's position on packed into one list."""
+    from ._tensor import Tensor
+
+    i = next((k for k, a in enumerate(positional) if a.type.name == "Tensor" and a.type.is_list), None)
+    if i is None or len(args) <= i or not all(isinstance(v, Tensor) for v in args[i:]):
+        return args
+    return args[:i] + (list(args[i:]),)
 
 
 def _binds(op: OpOverload, args, kwargs) -> bool:

@@ -149,6 +149,11 @@ def _to_ow(x):
         if not hasattr(ow, name):
             raise Unsupported(f"layout {x}")
         return getattr(ow, name)
+    if callable(x) and (getattr(x, "__module__", None) or "").startswith("torch") and hasattr(x, "__name__"):
+        namespace = ow.nn.functional if "functional" in x.__module__ else ow
+        if not hasattr(namespace, x.__name__):
+            raise Unsupported(f"callable {x.__module__}.{x.__name__}")
+        return getattr(namespace, x.__name__)
     if isinstance(x, torch.Generator):
         raise Unsupported("torch.Generator")
     if isinstance(x, list):
@@ -247,7 +252,8 @@ def resolve(op):
     try:
         for part in op.name.split("."):
             obj = getattr(obj, part)
-        return obj
+        if callable(obj) and not isinstance(obj, (ow.dtype, type)):
+            return obj
     except AttributeError:
         pass
     name = op.name.split(".")[-1]
