@@ -142,6 +142,12 @@ class OpPacket:
             overloads = [o for o in self.overloads.values() if o.variant == "out"] or overloads
         elif "out" in kwargs:
             kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+        if isinstance(kwargs.get("out"), (tuple, list)):  # PyTorch's out=(values, indices)
+            for op in overloads:
+                spread = _spread_out(op, kwargs)
+                packed = pack_varargs(op, args)
+                if spread is not None and _binds(op, packed, spread):
+                    return op, packed, spread
         if len(overloads) == 1:
             return overloads[0], pack_varargs(overloads[0], args), kwargs
         errors = []
@@ -175,6 +181,17 @@ def pack_varargs(op: OpOverload, args: tuple) -> tuple:
     if all(isinstance(v, int) and not isinstance(v, bool) for v in tail):
         return args[:start] + (tuple(tail),)
     return args
+
+
+def _spread_out(op: OpOverload, kwargs: dict):
+    """``out=(a, b)`` as the overload's named out arguments (``values=a, indices=b``), or None if they don't fit."""
+    names = [a.name for a in op.schema.arguments if a.kwarg_only and a.type.alias is not None and a.type.alias.is_write]
+    outs = kwargs["out"]
+    if len(names) < 2 or len(names) != len(outs):
+        return None
+    spread = {k: v for k, v in kwargs.items() if k != "out"}
+    spread.update(zip(names, outs))
+    return spread
 
 
 def _pack_tensors(positional, args: tuple) -> tuple:
