@@ -103,6 +103,9 @@ from . import functional  # noqa: E402
 from .functional import install as _install_functional  # noqa: E402
 
 _install_functional(globals())
+from .lowrank import install as _install_lowrank  # noqa: E402
+
+_install_lowrank(globals())
 # Global modes: deterministic algorithms, float32 matmul precision; the profiler; opweave.utils.
 # opweave.quantization defines the quantized:: ops and registers the Quantized-layer kernels.
 from . import errors, fft, linalg, masked, nn, profiler, quantization, return_types, signal, special, utils  # noqa: E402

@@ -27,6 +27,7 @@ import argparse
 import collections
 import contextlib
 import fnmatch
+import functools
 import itertools
 import json
 import math
@@ -47,7 +48,20 @@ import numpy as np
 import opweave as ow
 
 TEST_DTYPES = (torch.float32, torch.float64, torch.int64, torch.bool, torch.complex64)
-AREAS = ("torch", "Tensor", "nn.functional", "linalg", "fft", "special", "masked", "signal.windows", "sparse")
+AREAS = (
+    "torch",
+    "Tensor",
+    "nn.functional",
+    "linalg",
+    "fft",
+    "special",
+    "masked",
+    "signal.windows",
+    "sparse",
+    "cuda-only",
+)
+# Areas outside the comparison: sparse layouts (out of scope) and CUDA-only APIs (jiterator).
+EXCLUDED = ("sparse", "cuda-only")
 # Ops whose result is uninitialised memory: only dtype and shape are compared.
 UNINITIALISED = {"empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided", "empty_permuted"}
 CALL_TIMEOUT_S = 20
@@ -144,11 +158,15 @@ def _to_ow(x):
         if not hasattr(ow, name):
             raise Unsupported(f"memory format {x}")
         return getattr(ow, name)
-    if isinstance(x, torch.layout):
+    if isinstance(x, torch.layout):  # opweave names layouts; it has only "strided", and rejects the others
         name = str(x).split(".")[-1]
-        if not hasattr(ow, name):
-            raise Unsupported(f"layout {x}")
-        return getattr(ow, name)
+        return getattr(ow, name) if hasattr(ow, name) else ow.layout(name)
+    if isinstance(x, torch.nn.PairwiseDistance):
+        return functools.partial(ow.nn.functional.pairwise_distance, p=x.norm, eps=x.eps, keepdim=x.keepdim)
+    if isinstance(x, torch.nn.CosineSimilarity):
+        return functools.partial(ow.nn.functional.cosine_similarity, dim=x.dim, eps=x.eps)
+    if isinstance(x, types.FunctionType) and (x.__module__ or "").startswith("torch.testing"):
+        return rebind(x)  # a helper the sample passes (a distance function): its ``torch`` becomes opweave
     if callable(x) and (getattr(x, "__module__", None) or "").startswith("torch") and hasattr(x, "__name__"):
         namespace = ow.nn.functional if "functional" in x.__module__ else ow
         if not hasattr(namespace, x.__name__):
@@ -248,6 +266,12 @@ def resolve(op):
     fn = op.op
     if isinstance(fn, types.FunctionType) and (fn.__module__ or "").startswith("torch.testing"):
         return rebind(fn)
+    if op.name.startswith("torch.ops.aten."):  # an ATen overload: opweave.ops.<name>.<overload>
+        _, _, _, name, overload = op.name.split(".")
+        packet = getattr(ow.ops, name, None)
+        if packet is None:
+            raise Missing(f"opweave.ops.{name}")
+        return getattr(packet, overload)
     obj = ow
     try:
         for part in op.name.split("."):
@@ -266,6 +290,10 @@ def resolve(op):
 
 
 def area_of(op) -> str:
+    if op.name.startswith("jiterator_"):  # torch.cuda.jiterator: CUDA-only by definition
+        return "cuda-only"
+    if op.name == "to_sparse":
+        return "sparse"
     for prefix in ("nn.functional", "linalg", "fft", "special", "masked", "signal.windows", "sparse"):
         if op.name.startswith(prefix + "."):
             return prefix
@@ -514,8 +542,11 @@ def pct(a: int, b: int) -> str:
 
 def summarise(records) -> dict:
     areas = {}
-    for area in AREAS + ("all",):
-        rs = [r for r in records if area in ("all", r["area"])]
+    for area in AREAS + ("all", "all but sparse/CUDA"):
+        if area == "all but sparse/CUDA":
+            rs = [r for r in records if r["area"] not in EXCLUDED]
+        else:
+            rs = [r for r in records if area in ("all", r["area"])]
         if not rs:
             continue
         tested = [r for r in rs if r["samples"]]

@@ -273,3 +273,52 @@ def test_bilinear_and_linear(seed, batch, bias):
     np.testing.assert_allclose(F.linear(ow.tensor(x1), ow.tensor(lw)).numpy(), x1 @ lw.T, rtol=1e-10, atol=1e-12)
     with pytest.raises(RuntimeError):
         F.bilinear(ow.tensor(x1), ow.tensor(x1), ow.tensor(w))
+
+
+# -- low-rank SVD/PCA, linear_cross_entropy, integer polynomial arguments --------------------------------
+
+
+@SETTINGS
+@given(seed=seeds, m=st.integers(2, 7), n=st.integers(2, 7), rank=st.integers(1, 3))
+def test_svd_and_pca_lowrank_are_exact_on_low_rank_matrices(seed, m, n, rank):
+    a = _rand(seed, (m, rank)) @ _rand(seed + 1, (rank, n))
+    q = min(rank + 1, m, n)
+    U, S, V = ow.svd_lowrank(ow.tensor(a), q=q)
+    assert U.shape == (m, q) and S.shape == (q,) and V.shape == (n, q)
+    np.testing.assert_allclose((U.numpy() * S.numpy()) @ V.numpy().T, a, atol=1e-9 * max(1, np.abs(a).max()))
+    np.testing.assert_allclose(U.numpy().T @ U.numpy(), np.eye(q), atol=1e-9)
+    np.testing.assert_allclose(S.numpy()[:rank], np.linalg.svd(a, compute_uv=False)[:rank], rtol=1e-9)
+    centred = a - a.mean(0)
+    _, S, _ = ow.pca_lowrank(ow.tensor(a), q=q)
+    np.testing.assert_allclose(S.numpy()[:rank], np.linalg.svd(centred, compute_uv=False)[:rank], rtol=1e-8, atol=1e-12)
+    with pytest.raises(ValueError):
+        ow.pca_lowrank(ow.tensor(a), q=min(m, n) + 1)
+
+
+@SETTINGS
+@given(seed=seeds, batch=st.integers(1, 4), smoothing=st.sampled_from([0.0, 0.1]))
+def test_linear_cross_entropy(seed, batch, smoothing):
+    x, w, b = _rand(seed, (batch, 3)), _rand(seed + 1, (5, 3)), _rand(seed + 2, (5,))
+    target = np.random.default_rng(seed).integers(0, 5, batch)
+    logits = x @ w.T + b
+    logp = logits - logits.max(1, keepdims=True)
+    logp = logp - np.log(np.exp(logp).sum(1, keepdims=True))
+    expected = np.mean(-(1 - smoothing) * logp[np.arange(batch), target] - smoothing * logp.mean(1))
+    got = ow.nn.functional.linear_cross_entropy(
+        ow.tensor(x), ow.tensor(w), ow.tensor(target), linear_bias=ow.tensor(b), label_smoothing=smoothing
+    )
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-10)
+    with pytest.raises(RuntimeError):
+        ow.nn.functional.linear_cross_entropy(ow.tensor(x), ow.tensor(w[:, :2]), ow.tensor(target))
+
+
+def test_orthogonal_polynomials_take_integer_arguments():
+    import scipy.special as sp
+
+    x, n = np.array([-2, 0, 1, 3]), np.array([0, 1, 2, 3])
+    got = ow.special.chebyshev_polynomial_t(ow.tensor(x), ow.tensor(n))
+    assert got.dtype is ow.float32
+    np.testing.assert_allclose(got.numpy(), sp.eval_chebyt(n, x), rtol=1e-6)
+    np.testing.assert_allclose(
+        ow.special.hermite_polynomial_h(ow.tensor(x), 2).numpy(), sp.eval_hermite(2, x), rtol=1e-6
+    )

@@ -150,7 +150,7 @@ def _define_special():
     redirect("special_gammainc(Tensor self, Tensor other) -> Tensor", "igamma", inplace=False)
     redirect("special_gammaincc(Tensor self, Tensor other) -> Tensor", "igammac", inplace=False)
     for name, doc in POLYNOMIALS.items():
-        fn = binary_fn(f"special_{name}", name, P.DEFAULT, FLOAT, doc + " ``n`` is truncated to an integer.")
+        fn = binary_fn(f"special_{name}", name, P.INT_TO_FLOAT, FLOAT, doc + " ``n`` is truncated to an integer.")
         scalars = {"x_scalar": "x", "n_scalar": "n"}
         define_binary(f"special_{name}", fn, overload="", names=("x", "n"), scalars=scalars, inplace=False)
 
