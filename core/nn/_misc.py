@@ -418,8 +418,10 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
-    """Alpha dropout of whole channels."""
+    """Alpha dropout of whole channels; the identity (any number of dims) when not training."""
     _check_p("feature_alpha_dropout", p)
+    if not training:
+        return input
     return _inplace("feature_alpha_dropout", inplace, input, p, training)
 
 

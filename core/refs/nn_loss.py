@@ -23,9 +23,15 @@ from ._utils import broadcast_shapes, common_device, define_with_variants, to_de
 # -- helpers ------------------------------------------------------------------------------------
 
 
-def _pair(op, self, target, names=("self", "target")):
-    """``self`` and ``target`` promoted, broadcast and in the computation dtype; plus the result dtype."""
+def _pair(op, self, target, names=("self", "target"), int_to_float=False):
+    """``self`` and ``target`` promoted, broadcast and in the computation dtype; plus the result dtype.
+
+    ``int_to_float``: integral inputs compute in the default float dtype (PyTorch's losses written as
+    elementwise math, such as ``poisson_nll_loss``), instead of raising TypeError.
+    """
     result = _dtype.result_type(self, target)
+    if int_to_float and not (result.is_floating_point or result.is_complex):
+        result = _dtype.get_default_dtype()
     if not result.is_floating_point:
         raise TypeError(f"{op}: expected floating point '{names[0]}' and '{names[1]}', but got {result.name}")
     compute = _dtype.opmath_dtype(result)
@@ -160,7 +166,7 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     """``exp(input) - target input`` (``log_input``) or ``input - target log(input + eps)``; ``full`` adds Stirling."""
     op = "poisson_nll_loss"
     r = reduction_enum(op, reduction)
-    x, y, dt = _pair(op, input, target, ("input", "target"))
+    x, y, dt = _pair(op, input, target, ("input", "target"), int_to_float=True)
     if log_input:
         loss = prims.sub(prims.exp(x), prims.mul(y, x))
     else:
@@ -180,7 +186,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
     """``max(0, -target (input1 - input2) + margin)``, reduced."""
     op = "margin_ranking_loss"
     r = reduction_enum(op, reduction)
-    x, y, dt = _pair(op, ops.sub.Tensor(input1, input2), target, ("input1", "target"))
+    x, y, dt = _pair(op, ops.sub.Tensor(input1, input2), target, ("input1", "target"), int_to_float=True)
     return _finish(_relu(prims.add(prims.neg(prims.mul(y, x)), c(margin, x))), r, dt)
 
 
@@ -207,7 +213,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
     batch = () if input1.ndim == 1 else input1.shape[:1]
     if tuple(target.shape) != tuple(batch):
         raise ValueError(f"{op}: expected 'target' of shape {list(batch)}, but got {list(target.shape)}")
-    a, b, dt = _pair(op, input1, input2, ("input1", "input2"))
+    a, b, dt = _pair(op, input1, input2, ("input1", "input2"), int_to_float=True)
     last = [a.ndim - 1]
     eps = 1e-12
     dot = prims.sum(prims.mul(a, b), last)
