@@ -37,10 +37,10 @@ def resize_as_(self, the_template, memory_format=None):
 define(
     "resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)",
     resize_,
-    tags=("inplace", "dynamic_output_shape"),
+    tags=("inplace",),
 )
 define(
     "resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor(a!)",
     resize_as_,
-    tags=("inplace", "dynamic_output_shape"),
+    tags=("inplace",),
 )
