@@ -322,3 +322,54 @@ def test_orthogonal_polynomials_take_integer_arguments():
     np.testing.assert_allclose(
         ow.special.hermite_polynomial_h(ow.tensor(x), 2).numpy(), sp.eval_hermite(2, x), rtol=1e-6
     )
+
+
+# -- PyTorch's argument and out= checks, and semantics ------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum", "atan2", "fmax", "logical_and", "gcd", "isclose"])
+def test_numbers_are_refused_where_pytorch_requires_a_tensor(name):
+    t = ow.tensor([1, 2, 3])
+    fn = getattr(ow, name)
+    for call in (lambda: fn(t, 2), lambda: fn(2, t), lambda: getattr(t, name)(2)):
+        with pytest.raises(TypeError, match="must be Tensor"):
+            call()
+    assert fn(t, t).shape == (3,)
+    np.testing.assert_array_equal(ow.add(t, 2).numpy(), [3, 4, 5])  # add/mul/sub/div take numbers, as PyTorch
+
+
+def test_out_partially_overlapping_an_input_raises():
+    a = ow.arange(6.0)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        ow.gather(a, 0, ow.tensor([0, 1, 2]), out=a[1:4])
+    with pytest.raises(RuntimeError, match="single memory location"):
+        ow.cat([a[:2], a[2:4]], out=a[1:5])
+    np.testing.assert_array_equal(a.numpy(), np.arange(6.0))  # inputs intact
+    b = ow.tensor([1.0, 2.0])
+    assert ow.add(b, 1, out=b) is b  # exactly the input is allowed (elementwise in place)
+    np.testing.assert_array_equal(b.numpy(), [2.0, 3.0])
+
+
+@SETTINGS
+@given(seed=seeds)
+def test_pytorch_semantics_sign_pow_logsumexp(seed):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(6)
+    x[rng.integers(0, 6)] = np.nan
+    np.testing.assert_array_equal(ow.sign(ow.tensor(x)).numpy(), np.where(np.isnan(x), 0, np.sign(x)))
+    base, exp = rng.integers(-3, 4, 8), rng.integers(-4, 4, 8)
+    expected = np.where(
+        exp >= 0,
+        np.power(base, np.maximum(exp, 0)),
+        np.where(base == 1, 1, np.where(base == -1, np.where(exp % 2 != 0, -1, 1), 0)),
+    )
+    np.testing.assert_array_equal((ow.tensor(base) ** ow.tensor(exp)).numpy(), expected)
+    v = float(rng.uniform(500, 2000))
+    np.testing.assert_allclose(ow.logsumexp(ow.tensor(v), 0).numpy(), v)
+    z = rng.standard_normal(4) + 1j * rng.standard_normal(4)
+    np.testing.assert_allclose(ow.logsumexp(ow.tensor(z), 0).numpy(), np.log(np.exp(z).sum()), rtol=1e-12)
+    w = rng.standard_normal(4) + 1j * rng.standard_normal(4)
+    np.testing.assert_allclose(
+        ow.logaddexp(ow.tensor(z), ow.tensor(w)).numpy(), np.log(np.exp(z) + np.exp(w)), rtol=1e-12
+    )
+    assert ow.bernoulli(ow.tensor(0.5)).shape == ()

@@ -165,7 +165,9 @@ def leaky_relu_(input, negative_slope=0.01):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    """Clamp to ``[min_val, max_val]``."""
+    """Clamp to ``[min_val, max_val]``; ValueError when ``min_val > max_val``, as PyTorch."""
+    if min_val > max_val:
+        raise ValueError("hardtanh: min_val cannot be greater than max_val")
     return _inplace("hardtanh", inplace, input, min_val, max_val)
 
 
@@ -660,7 +662,9 @@ def triplet_margin_loss(
     reduce=None,
     reduction="mean",
 ):
-    """``max(0, margin + d(anchor, positive) - d(anchor, negative))`` with the p-norm distance."""
+    """``max(0, margin + d(anchor, positive) - d(anchor, negative))`` with the p-norm distance; ``margin > 0``."""
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_loss: margin must be greater than 0, got {margin}")
     r = _reduction("triplet_margin_loss", reduction, size_average, reduce)
     return canonical.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, r)
 

@@ -141,3 +141,72 @@ define_with_variants(
     inplace=False,
     out=False,
 )
+
+
+_SEGMENT_IDENTITY = {"sum": 0.0, "prod": 1.0, "max": -math.inf, "min": math.inf, "mean": math.nan}
+
+
+def segment_reduce(data, reduce, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None):
+    """Reduce consecutive segments of ``data`` along ``axis`` (lengths or offsets give their extents).
+
+    ``reduce`` is sum, prod, max, min or mean; ``initial`` takes part in every segment (mean:
+    ``(initial + sum) / length``) and is the value of an empty one, else its identity (NaN for mean).
+    Segment extents are read on the host (1-D ``lengths``/``offsets``).
+    """
+    op = "_segment_reduce"
+    if reduce not in _SEGMENT_IDENTITY:
+        raise ValueError(f"{op}: reduce must be one of {sorted(_SEGMENT_IDENTITY)}, got {reduce!r}")
+    if indices is not None:
+        raise NotImplementedError(f"{op}: 'indices' is not supported (as in PyTorch); pass lengths or offsets")
+    if (lengths is None) == (offsets is None):
+        raise ValueError(f"{op}: expected exactly one of 'lengths' and 'offsets'")
+    extents = lengths if lengths is not None else offsets
+    if extents.ndim != 1:
+        raise NotImplementedError(f"{op}: only 1-D lengths/offsets are supported, got {extents.ndim}-D")
+    axis = wrap_dim(op, axis, data.ndim)
+    if "meta" in (extents.device.type, data.device.type):
+        raise NotImplementedError(f"{op}: segment extents are data; a meta tensor has none")
+    values = [int(v) for v in extents.tolist()]
+    if lengths is not None:
+        if any(v < 0 for v in values) or sum(values) != data.shape[axis]:
+            raise ValueError(f"{op}: lengths must be non-negative and sum to {data.shape[axis]}, got {values}")
+        starts = [sum(values[:k]) for k in range(len(values))]
+        bounds = list(zip(starts, [s + n for s, n in zip(starts, values)]))
+    else:
+        bounds = list(zip(values[:-1], values[1:]))
+    fill = _SEGMENT_IDENTITY[reduce] if initial is None else initial
+    slice_shape = tuple(data.shape[:axis]) + tuple(data.shape[axis + 1 :])
+    pieces = []
+    for start, end in bounds:
+        if end <= start:
+            pieces.append(ops.full(slice_shape, fill, dtype=data.dtype, device=data.device))
+            continue
+        seg = ops.narrow(data, axis, start, end - start)
+        if reduce in ("sum", "mean"):
+            out = ops.sum(seg, [axis])
+        elif reduce == "prod":
+            out = ops.prod(seg, axis)
+        else:
+            out = (ops.amax if reduce == "max" else ops.amin)(seg, [axis])
+        if initial is not None:
+            init = ops.full(slice_shape, initial, dtype=data.dtype, device=data.device)
+            combine = {"sum": ops.add, "mean": ops.add, "prod": ops.mul, "max": ops.maximum, "min": ops.minimum}
+            out = combine[reduce](out, init)
+        if reduce == "mean":
+            out = ops.div(out, end - start)
+        pieces.append(out)
+    return (
+        ops.stack(pieces, axis)
+        if pieces
+        else ops.empty(slice_shape[:axis] + (0,) + slice_shape[axis:], dtype=data.dtype)
+    )
+
+
+define_with_variants(
+    "_segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, "
+    "int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor",
+    segment_reduce,
+    tags=("data_dependent_output",),
+    inplace=False,
+    out=False,
+)

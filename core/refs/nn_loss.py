@@ -17,7 +17,7 @@ from .. import _dtype
 from .._ops import canonical as ops
 from .._ops import prims
 from ._nn_utils import any_true, c, check_float, keep, like, opmath, reduce_loss, reduction_enum
-from ._tensor_utils import expand, squeeze, unsqueeze
+from ._tensor_utils import expand, reshape, squeeze, unsqueeze
 from ._utils import broadcast_shapes, common_device, define_with_variants, to_device, to_dtype
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -291,6 +291,9 @@ def multilabel_margin_loss(self, target, reduction=1):
     op = "multilabel_margin_loss"
     r = reduction_enum(op, reduction)
     _check_long(op, target)
+    if self.ndim == 0 and target.ndim == 0:  # PyTorch treats a 0-dim input as one sample of one class
+        out = multilabel_margin_loss(reshape(self, (1,)), reshape(target, (1,)), reduction)
+        return reshape(out, ())
     if target.shape != self.shape:
         raise ValueError(f"{op}: 'target' shape {list(target.shape)} must match 'self' shape {list(self.shape)}")
     x, squeezed = _class_input(op, self, target)

@@ -78,3 +78,44 @@ def test_batch_norm_with_update_updates_running_stats():
     np.testing.assert_allclose(rm.numpy(), 0.1 * mu)
     np.testing.assert_allclose(rv.numpy(), 0.9 + 0.1 * x.var((0, 2), ddof=1))
     assert reserve.numel() == 0
+
+
+@SETTINGS
+@given(seed=seeds, lengths=st.lists(st.integers(0, 3), min_size=1, max_size=4), initial=st.sampled_from([None, 2.0]))
+def test_segment_reduce(seed, lengths, initial):
+    rng = np.random.default_rng(seed)
+    data = rng.standard_normal((sum(lengths), 2))
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    for reduce, fn, empty in (
+        ("sum", np.sum, 0.0),
+        ("prod", np.prod, 1.0),
+        ("max", np.max, -np.inf),
+        ("min", np.min, np.inf),
+        ("mean", np.sum, np.nan),
+    ):
+        expected = []
+        for k, n in enumerate(lengths):
+            seg = data[starts[k] : starts[k] + n]
+            if n == 0:
+                expected.append(np.full(2, empty if initial is None else initial))
+                continue
+            init = [] if initial is None else [np.full((1, 2), initial)]
+            value = fn(np.concatenate(init + [seg]), axis=0)
+            expected.append(value / n if reduce == "mean" else value)
+        for kw in ({"lengths": ow.tensor(lengths)}, {"offsets": ow.tensor(starts)}):
+            got = ow.ops._segment_reduce(ow.tensor(data), reduce, initial=initial, **kw)
+            np.testing.assert_allclose(got.numpy(), np.array(expected), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError):
+        ow.ops._segment_reduce(ow.tensor(data), "median", lengths=ow.tensor(lengths))
+
+
+def test_bool_clamp_multilabel_0dim_and_pytorch_argument_checks():
+    a, b = np.array([True, False, True, False]), np.array([False, False, True, True])
+    np.testing.assert_array_equal(ow.clamp_min(ow.tensor(a), ow.tensor(b)).numpy(), a | b)
+    np.testing.assert_array_equal(ow.clamp_max(ow.tensor(a), ow.tensor(b)).numpy(), a & b)
+    loss = ow.nn.functional.multilabel_margin_loss(ow.tensor(0.5), ow.tensor(0))
+    assert loss.shape == () and float(loss) == 0.0  # one class, and it is the target
+    with pytest.raises(ValueError):
+        ow.nn.functional.hardtanh(ow.ones(2), 1.0, -1.0)
+    with pytest.raises(ValueError):
+        ow.nn.functional.triplet_margin_loss(ow.ones(2, 3), ow.ones(2, 3), ow.ones(2, 3), margin=-1.0)
