@@ -60,6 +60,7 @@ AREAS = (
     "sparse",
     "cuda-only",
 )
+CUDA_ONLY = {"torch.ops.aten._flash_attention_forward", "torch.ops.aten._efficient_attention_forward"}
 # Areas outside the comparison: sparse layouts (out of scope) and CUDA-only APIs (jiterator).
 EXCLUDED = ("sparse", "cuda-only")
 # Ops whose result is uninitialised memory: only dtype and shape are compared.
@@ -267,7 +268,8 @@ def resolve(op):
     if isinstance(fn, types.FunctionType) and (fn.__module__ or "").startswith("torch.testing"):
         return rebind(fn)
     if op.name.startswith("torch.ops.aten."):  # an ATen overload: opweave.ops.<name>.<overload>
-        _, _, _, name, overload = op.name.split(".")
+        parts = op.name.split(".")
+        name, overload = parts[3], (parts[4] if len(parts) > 4 else "default")
         packet = getattr(ow.ops, name, None)
         if packet is None:
             raise Missing(f"opweave.ops.{name}")
@@ -290,7 +292,7 @@ def resolve(op):
 
 
 def area_of(op) -> str:
-    if op.name.startswith("jiterator_"):  # torch.cuda.jiterator: CUDA-only by definition
+    if op.name.startswith("jiterator_") or op.name in CUDA_ONLY:  # jiterator, flash/efficient attention kernels
         return "cuda-only"
     if op.name == "to_sparse":
         return "sparse"

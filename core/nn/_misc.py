@@ -474,9 +474,12 @@ def _weighted(loss, weight, r):
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    """Mean absolute error."""
+    """Mean absolute error; complex inputs give the real ``|input - target|``, as PyTorch."""
     _warn_shape("l1_loss", input, target)
     r = _reduction("l1_loss", reduction, size_average, reduce)
+    if input.dtype.is_complex or target.dtype.is_complex:
+        loss = canonical.abs(canonical.sub(input, target))
+        return _weighted(loss, 1.0 if weight is None else weight, r)
     if weight is None:
         return canonical.l1_loss(input, target, r)
     return _weighted(canonical.l1_loss(input, target, 0), weight, r)

@@ -93,3 +93,31 @@ def test_integer_distances_and_losses_compute_in_the_default_float(seed):
     np.testing.assert_allclose(got.numpy(), x / div, rtol=1e-5)
     with pytest.raises(TypeError):
         ow.nn.functional.cosine_similarity(ow.tensor(a), ow.tensor(b))  # PyTorch refuses integers here
+
+
+@SETTINGS
+@given(seed=seeds, ceil_mode=st.booleans(), count_include_pad=st.booleans())
+def test_integer_avg_pool_truncates_toward_zero(seed, ceil_mode, count_include_pad):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-20, 20, (1, 2, 7))
+    got = ow.nn.functional.avg_pool1d(ow.tensor(x), 3, 2, 1, ceil_mode=ceil_mode, count_include_pad=count_include_pad)
+    assert got.dtype is ow.int64
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1)))
+    valid = np.pad(np.ones_like(x), ((0, 0), (0, 0), (1, 1)))
+    n_out = got.shape[-1]
+    expected = np.zeros((1, 2, n_out), dtype=np.int64)
+    for i in range(n_out):
+        lo, hi = 2 * i, min(2 * i + 3, padded.shape[-1])
+        total = padded[..., lo:hi].sum(-1)
+        count = (hi - lo if count_include_pad else valid[..., lo:hi].sum(-1)) if hi - lo else 1
+        if count_include_pad:
+            count = min(2 * i + 3, x.shape[-1] + 2) - lo  # windows are clipped to the padded input
+        expected[..., i] = np.trunc(total / count)
+    np.testing.assert_array_equal(got.numpy(), expected)
+
+
+def test_complex_l1_loss_is_real():
+    a, b = np.array([1 + 1j, 2 - 1j]), np.array([0j, 2 + 1j])
+    got = ow.nn.functional.l1_loss(ow.tensor(a), ow.tensor(b))
+    assert got.dtype is ow.float64
+    np.testing.assert_allclose(got.numpy(), np.mean(np.abs(a - b)))
