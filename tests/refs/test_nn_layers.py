@@ -271,7 +271,7 @@ def test_avg_pool_divisor_override_and_out():
     with pytest.raises(ValueError, match="divisor_override"):
         ow.avg_pool2d(T(x), 2, divisor_override=0)
     with pytest.raises(TypeError, match="avg_pool2d"):
-        ow.avg_pool2d(T(x, ow.int64), 2)
+        ow.avg_pool2d(T(x, ow.bool), 2)
 
 
 def test_max_pool_integer_and_named_out_variant():
