@@ -530,7 +530,7 @@ def multilabel_margin_oracle(x, t, reduction=1):
                 break
             targets.append(int(v))
         others = [k for k in range(c) if k not in targets]
-        for j in set(targets):
+        for j in targets:  # a repeated target counts once per listing, as PyTorch's kernel does
             for k in others:
                 loss[i] += max(0.0, 1 - (x2[i, j] - x2[i, k]))
     loss /= c

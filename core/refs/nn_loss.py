@@ -311,12 +311,14 @@ def multilabel_margin_loss(self, target, reduction=1):
     )
     hits = prims.logical_and(hits, prims.broadcast_in_dim(valid, [n, classes, classes], [0, 1]))
     is_target = prims.any(hits, [1])
-    shape3 = [n, classes, classes]  # [n, j (target), i (other)]
-    xj = prims.broadcast_in_dim(x, shape3, [0, 1])
+    # [n, s (target slot), i (other class)]: every valid slot counts, so a repeated target counts twice (as PyTorch)
+    shape3 = [n, classes, classes]
+    xt = prims.gather(x, 1, prims.where(valid, t, c(0, t)))
+    xj = prims.broadcast_in_dim(xt, shape3, [0, 1])
     xi = prims.broadcast_in_dim(x, shape3, [0, 2])
     hinge = _relu(prims.add(prims.sub(c(1.0, xj), xj), xi))
     pair = prims.logical_and(
-        prims.broadcast_in_dim(is_target, shape3, [0, 1]),
+        prims.broadcast_in_dim(valid, shape3, [0, 1]),
         prims.logical_not(prims.broadcast_in_dim(is_target, shape3, [0, 2])),
     )
     total = prims.sum(prims.where(pair, hinge, c(0.0, hinge)), [1, 2])
