@@ -415,7 +415,7 @@ def logsumexp(self, dim, keepdim=False):
     if x.numel() == 0:
         result = prims.log(prims.sum(prims.exp(x), dims))
     elif not dims:
-        result = x
+        result = prims.clone(x) if x is self else x
     else:
         real = prims.real(x) if x.dtype.is_complex else x
         peak = prims.amax(real, dims)
