@@ -135,8 +135,8 @@ def make_entry(op, dispatch, factory_keys, cache=None) -> callable:
         body.append(f"        if kernel is None: return _dispatch(_op, ks, {args_tuple})")
         body.append(f"        return kernel({call_args})")
     else:  # several named returns: PyTorch's return_types named tuple
-        body.append(f"        if kernel is None: return _named(*_dispatch(_op, ks, {args_tuple}))")
-        body.append(f"        return _named(*kernel({call_args}))")
+        body.append(f"        if kernel is None: return _named(_dispatch(_op, ks, {args_tuple}))")
+        body.append(f"        return _named(kernel({call_args}))")
     body.append("    except (ValueError, TypeError) as exc:")
     body.append("        new = _from_op(exc)")
     body.append("        if new is exc: raise")
@@ -157,7 +157,7 @@ def make_entry(op, dispatch, factory_keys, cache=None) -> callable:
         "_SCALARS": frozenset({bool, int, float, complex}),
         "_DType": _dtype_class,
         "_Device": _device_class,
-        "_named": named,
+        "_named": return_types.wrapper(named),
         "_from_op": errors.from_op,
         "_rg": _requires_grad.factory_result,
     }

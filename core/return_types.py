@@ -28,6 +28,17 @@ def for_schema(schema) -> type | None:
     return cls
 
 
+def wrapper(cls):
+    """A function turning a kernel's tuple result into ``cls``; anything else (a layer's None) passes through."""
+    if cls is None:
+        return None
+
+    def named(result):
+        return cls(*result) if type(result) is tuple or type(result) is list else result
+
+    return named
+
+
 def __getattr__(name: str) -> type:
     if name.startswith("__"):
         raise AttributeError(name)

@@ -207,6 +207,12 @@ def _sgn(x):
     return _sign(x)
 
 
+def _torch_sgn(x):
+    """PyTorch's ``sgn``: ``z / |z|`` for complex, ``sign`` (NaN gives 0) for real."""
+    x = _np(x)
+    return _sgn(x) if x.dtype.kind == "c" else _torch_sign(x)
+
+
 def _angle(x):
     x = _np(x)
     if x.dtype.kind == "c":
@@ -540,7 +546,7 @@ _UNARY_OTHER = {
     "neg": (np.negative, NUMERIC),
     "negative": (np.negative, NUMERIC),
     "sign": (_torch_sign, NOT_COMPLEX),
-    "sgn": (_sgn, ALL),
+    "sgn": (_torch_sgn, ALL),
     "signbit": (np.signbit, NOT_COMPLEX),
     "square": (_square, ALL),
     "isfinite": (np.isfinite, ALL),

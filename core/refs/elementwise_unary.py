@@ -185,10 +185,13 @@ def sign(self):
 
 
 def sgn(self):
-    """``sign`` extended to complex numbers: ``z / |z|`` (0 for 0)."""
+    """``sign`` extended to complex numbers: ``z / |z|`` (0 for 0); a real NaN gives 0, as ``sign``."""
     if self.dtype is bool_:
         return prims.clone(self)
-    return apply_prim("sgn", "sgn", (self,), P.DEFAULT, NUMERIC)
+    out = apply_prim("sgn", "sgn", (self,), P.DEFAULT, NUMERIC)
+    if not out.dtype.is_floating_point:
+        return out
+    return prims.where(prims.isnan(out), scalar_like(0, out), out)
 
 
 def signbit(self):

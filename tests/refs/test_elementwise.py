@@ -414,7 +414,7 @@ def test_meta_device(name, da, db, shapes):
     out = call(a, b)
     assert out.device.type == "meta"
     assert out.shape == shapes.result_shape and out.dtype is KIND[kind](promoted)
-    scalar_out = call(a, 2)  # a CPU scalar mixes with meta tensors
+    scalar_out = call(a, ow.tensor(2))  # a CPU 0-dim tensor mixes with meta tensors
     assert scalar_out.device.type == "meta" and scalar_out.shape == a.shape
 
 

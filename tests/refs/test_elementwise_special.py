@@ -91,6 +91,8 @@ def _check_pair(name, a, va, b, vb):
     oracle, kind, supported, _, _, rtol = BINARY[name]
     fn = getattr(ow, name)
     promoted = S.result_type(a, b)
+    if name == "logaddexp" and promoted.is_complex:
+        return None  # complex logaddexp (PyTorch has it) is checked in tests/test_pytorch_surface.py
     if promoted not in supported:
         with pytest.raises(TypeError):
             fn(a, b)
@@ -118,6 +120,8 @@ def test_binary_math_every_dtype(name):
         out = _check_pair(name, a, va, b, vb)
         S.unchanged((a, b), before)
         ma, mb = S.meta_like(a), S.meta_like(b)
+        if name == "logaddexp" and S.result_type(a, b).is_complex:
+            continue
         if out is None:
             with pytest.raises(TypeError):
                 getattr(ow, name)(ma, mb)
