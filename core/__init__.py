@@ -90,10 +90,28 @@ from .backends import kernel as _kernel_api  # noqa: E402,F401  (opweave.backend
 _backends.register_builtin(_meta.backend())
 _plugins.discover()
 _install_methods(globals())
+from ._tensor_compat import (  # noqa: E402  # noqa: E402
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    layout,
+    memory_format,
+    preserve_format,
+    strided,
+)
+from ._tensor_compat import install as _install_tensor_compat  # noqa: E402
 
+_install_tensor_compat()
+from . import functional  # noqa: E402
+from .functional import install as _install_functional  # noqa: E402
+
+_install_functional(globals())
+from .lowrank import install as _install_lowrank  # noqa: E402
+
+_install_lowrank(globals())
 # Global modes: deterministic algorithms, float32 matmul precision; the profiler; opweave.utils.
 # opweave.quantization defines the quantized:: ops and registers the Quantized-layer kernels.
-from . import fft, linalg, nn, profiler, quantization, special, utils  # noqa: E402
+from . import errors, fft, linalg, masked, nn, profiler, quantization, return_types, signal, special, utils  # noqa: E402
 from ._autocast import autocast, autocast_policy, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from ._modes import (  # noqa: E402
     are_deterministic_algorithms_enabled,

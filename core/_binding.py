@@ -9,7 +9,7 @@ code once per overload keeps parsing and dict building out of the hot path.
 
 from __future__ import annotations
 
-from . import _coerce, _errors
+from . import _coerce, _errors, _requires_grad, errors, return_types
 from ._device import device as _device_class
 from ._dtype import dtype as _dtype_class
 from ._schema import NO_DEFAULT, OpSchema
@@ -108,6 +108,11 @@ def make_entry(op, dispatch, factory_keys, cache: dict, declined) -> callable:
         else:
             params.append(f"{arg.name}=_d_{arg.name}")
         names.append(arg.name)
+    # Factories with TensorOptions take PyTorch's Python-level ``requires_grad=`` too.
+    options = any(a.name == "pin_memory" and a.kwarg_only for a in schema.arguments) and "requires_grad" not in names
+    if options:
+        params.extend(["requires_grad=False"] if seen_star else ["*", "requires_grad=False"])
+    where = f"{schema.qualified_name!r}"
     strict = op.kind == "prim"
     body = []
     for arg in schema.arguments:
@@ -121,10 +126,21 @@ def make_entry(op, dispatch, factory_keys, cache: dict, declined) -> callable:
     else:
         body.append("    ks = _factory_keys(_op, (" + call_args + ("," if names else "") + "))")
     body.append("    ks = (ks | _st.included) & ~_st.excluded")
+    args_tuple = f"({call_args}{',' if names else ''})"
+    named = return_types.for_schema(schema)
+    if options:
+        body.append(f"    if requires_grad: return _rg(_dispatch(_op, ks, {args_tuple}), {where})")
     body.append("    kernel = _cache.get(ks)")
-    body.append(f"    if kernel is None: return _dispatch(_op, ks, ({call_args}{',' if names else ''}))")
-    body.append(f"    try: return kernel({call_args})")
-    body.append(f"    except _Decline as exc: return _declined(_op, ks, ({call_args}{',' if names else ''}), exc)")
+    # Errors raised inside the op leave it as PyTorch's types too (see opweave.errors).
+    wrap = "_named(" if named is not None else "("  # several named returns: PyTorch's return_types named tuple
+    body.append("    try:")
+    body.append(f"        if kernel is None: return {wrap}_dispatch(_op, ks, {args_tuple}))")
+    body.append(f"        try: return {wrap}kernel({call_args}))")
+    body.append(f"        except _Decline as exc: return {wrap}_declined(_op, ks, {args_tuple}, exc))")
+    body.append("    except (ValueError, TypeError) as exc:")
+    body.append("        new = _from_op(exc)")
+    body.append("        if new is exc: raise")
+    body.append("        raise new from exc.__cause__")
     py_name = "_entry"
     # errors leaving the op name it (``_errors``); a try costs nothing on the path without an exception
     body = ["    try:"] + ["    " + line for line in body]
@@ -153,6 +169,9 @@ def make_entry(op, dispatch, factory_keys, cache: dict, declined) -> callable:
         "_SCALARS": frozenset({bool, int, float, complex}),
         "_DType": _dtype_class,
         "_Device": _device_class,
+        "_named": return_types.wrapper(named),
+        "_from_op": errors.from_op,
+        "_rg": _requires_grad.factory_result,
     }
     for arg in schema.arguments:
         if arg.default is not NO_DEFAULT:

@@ -20,13 +20,42 @@ def _fail(value, op: str, arg: str, expected: str):
     raise TypeError(f"{op}(): argument '{arg}' must be {expected}, not {type(value).__name__}")
 
 
+# Ops whose Tensor arguments PyTorch's Python binding does not fill from Python numbers: they have no
+# Scalar overload and are not on its short list of number-accepting ops (add, mul, div, sub...).
+NO_NUMBERS = frozenset(
+    {
+        "atan2",
+        "arctan2",
+        "fmin",
+        "fmax",
+        "maximum",
+        "minimum",
+        "logical_and",
+        "logical_or",
+        "logical_xor",
+        "gcd",
+        "lcm",
+        "heaviside",
+        "isclose",
+        "ldexp",
+        "hypot",
+        "nextafter",
+    }
+)
+
+
 def to_tensor(value, op: str, arg: str):
-    """A Tensor argument: Tensors pass, Python/NumPy scalars become wrapped 0-dim tensors."""
+    """A Tensor argument: Tensors pass, Python/NumPy scalars become wrapped 0-dim tensors.
+
+    For the ops in :data:`NO_NUMBERS` a number is a TypeError, as in PyTorch.
+    """
     from ._tensor import Tensor, wrap_scalar
 
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (bool, numbers.Number, np.generic)) and not isinstance(value, np.ndarray):
+        if op.split(".")[0].rstrip("_") in NO_NUMBERS:
+            _fail(value, op, arg, "Tensor")
         return wrap_scalar(value)
     _fail(value, op, arg, "Tensor")
 

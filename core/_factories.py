@@ -61,9 +61,14 @@ def _tensors_to_lists(seq):
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A new tensor holding a copy of ``data`` (nested sequences, scalars, arrays, tensors)."""
+    """A new tensor holding a copy of ``data`` (nested sequences, scalars, arrays, tensors).
+
+    ``requires_grad=True`` marks the result (see ``opweave._requires_grad``; there is no autograd yet).
+    """
     if requires_grad:
-        raise NotImplementedError("tensor(): autograd is not implemented yet (requires_grad=True)")
+        from ._requires_grad import factory_result
+
+        return factory_result(tensor(data, dtype=dtype, device=device), "tensor")
     array, inferred = _to_numpy(data, "tensor")
     target = dtype or inferred
     if not isinstance(target, _dtype.dtype):

@@ -27,6 +27,7 @@ BINARY_OPERATORS = {
     "__rmul__": ("mul", True),
     "__truediv__": ("div", False),
     "__rtruediv__": ("div", True),
+    "__rdiv__": ("div", True),
     "__floordiv__": ("floor_divide", False),
     "__rfloordiv__": ("floor_divide", True),
     "__mod__": ("remainder", False),
@@ -222,8 +223,18 @@ def __dlpack_device__(self):
     return (backend.dlpack_device_type, self.device.index or 0)
 
 
-def to(self, *args, device=None, dtype=None, non_blocking=False, copy=False):
-    """Convert to another device and/or dtype: ``t.to("cpu")``, ``t.to(opweave.float64)``, ``t.to(other)``."""
+def to(self, *args, device=None, dtype=None, non_blocking=False, copy=False, memory_format=None):
+    """Convert to another device and/or dtype: ``t.to("cpu")``, ``t.to(opweave.float64)``, ``t.to(other)``.
+
+    ``memory_format`` (``opweave.contiguous_format``, ``channels_last``...) lays the result out
+    in that format; ``self`` is returned when nothing changes and ``copy`` is False.
+    """
+    flags = [a for a in args if isinstance(a, bool)]
+    if len(flags) > 2 or args[len(args) - len(flags) :] != tuple(flags):
+        raise TypeError("to(): positional bools are non_blocking and copy, after the device/dtype/tensor")
+    if flags:
+        non_blocking, copy = (flags + [copy])[:2]
+        args = args[: len(args) - len(flags)]
     for arg in args:
         if isinstance(arg, _dtype.dtype):
             dtype = arg
@@ -241,6 +252,8 @@ def to(self, *args, device=None, dtype=None, non_blocking=False, copy=False):
         out = prims.device_put(out, dev, non_blocking)
     if dtype is not None and dtype is not out.dtype:
         out = prims.convert_element_type(out, dtype)
+    if memory_format is not None and str(memory_format) != "preserve_format":
+        out = canonical.contiguous(out, memory_format=str(memory_format))
     if copy and out is self:
         out = prims.clone(self)
     return out

@@ -63,6 +63,7 @@ class OpOverload:
         self.functional = None
         self.variant = None
         self.__doc__ = doc or (decomposition.__doc__ if decomposition else None) or str(schema)
+        self.tensor_varargs = False  # a Tensor[] argument also given as separate tensors (pack_varargs)
         self._device_position = None  # index of the ``device`` argument (-1: none); set on first factory call
         self._entry = None
 
@@ -139,6 +140,12 @@ class OpPacket:
             overloads = [o for o in self.overloads.values() if o.variant == "out"] or overloads
         elif "out" in kwargs:
             kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+        if isinstance(kwargs.get("out"), (tuple, list)):  # PyTorch's out=(values, indices)
+            for op in overloads:
+                spread = _spread_out(op, kwargs)
+                packed = pack_varargs(op, args)
+                if spread is not None and _binds(op, packed, spread):
+                    return op, packed, spread
         if len(overloads) == 1:
             return overloads[0], pack_varargs(overloads[0], args), kwargs
         errors = []
@@ -160,6 +167,8 @@ def pack_varargs(op: OpOverload, args: tuple) -> tuple:
     passed more positional ints than the op has positional arguments.
     """
     positional = [a for a in op.schema.arguments if not a.kwarg_only]
+    if op.tensor_varargs:  # PyTorch's Python-level ``meshgrid(a, b)``, ``einsum("ij,jk", a, b)``
+        return _pack_tensors(positional, args)
     if not positional or len(args) <= len(positional):
         return args
     last = positional[-1].type
@@ -172,6 +181,27 @@ def pack_varargs(op: OpOverload, args: tuple) -> tuple:
     return args
 
 
+def _spread_out(op: OpOverload, kwargs: dict):
+    """``out=(a, b)`` as the overload's named out arguments (``values=a, indices=b``), or None if they don't fit."""
+    names = [a.name for a in op.schema.arguments if a.kwarg_only and a.type.alias is not None and a.type.alias.is_write]
+    outs = kwargs["out"]
+    if len(names) < 2 or len(names) != len(outs):
+        return None
+    spread = {k: v for k, v in kwargs.items() if k != "out"}
+    spread.update(zip(names, outs))
+    return spread
+
+
+def _pack_tensors(positional, args: tuple) -> tuple:
+    """``args`` with the tensors from the ``Tensor[]`` argument's position on packed into one list."""
+    from ._tensor import Tensor
+
+    i = next((k for k, a in enumerate(positional) if a.type.name == "Tensor" and a.type.is_list), None)
+    if i is None or len(args) <= i or not all(isinstance(v, Tensor) for v in args[i:]):
+        return args
+    return args[:i] + (list(args[i:]),)
+
+
 def _binds(op: OpOverload, args, kwargs) -> bool:
     """Whether the arguments fit the overload's signature and tensor/scalar kinds."""
     from ._tensor import Tensor
@@ -181,6 +211,8 @@ def _binds(op: OpOverload, args, kwargs) -> bool:
     if len(args) > len(positional):
         return False
     names = {a.name for a in schema.arguments}
+    if "pin_memory" in names:  # factories with TensorOptions also take ``requires_grad`` (see _binding)
+        names.add("requires_grad")
     if any(k not in names for k in kwargs):
         return False
     bound = dict(zip((a.name for a in positional), args))

@@ -79,6 +79,7 @@ FAMILIES = (
     "statistics",
     "special",
     "quantized",
+    "compat",
 )
 
 _hand: dict[str, OpInfo] = {}

@@ -192,11 +192,25 @@ def _sign(x):
     return np.sign(x.astype(np.int8)) if x.dtype == bool else np.sign(x)
 
 
+def _torch_sign(x):
+    """PyTorch's ``sign``: 0 for NaN (``prims.sign`` keeps NumPy's NaN)."""
+    out = _sign(x)
+    if out.dtype.kind in "biu":
+        return out
+    return np.where(np.isnan(out.astype(np.float64)), np.zeros((), out.dtype), out)
+
+
 def _sgn(x):
     x = _np(x)
     if x.dtype.kind == "c":
         return np.where(x == 0, 0, x / np.where(x == 0, 1, np.abs(x)))
     return _sign(x)
+
+
+def _torch_sgn(x):
+    """PyTorch's ``sgn``: ``z / |z|`` for complex, ``sign`` (NaN gives 0) for real."""
+    x = _np(x)
+    return _sgn(x) if x.dtype.kind == "c" else _torch_sign(x)
 
 
 def _angle(x):
@@ -238,6 +252,18 @@ def _pow(a, b):
     if a.dtype.kind in "biu" and b.dtype.kind in "biu":
         return np.power(a, b)
     return np.power(_fl(a), _fl(b))
+
+
+def _torch_pow(a, b):
+    """PyTorch's ``pow``: a signed integer to a negative power is 1 for base 1, ±1 for base -1, else 0."""
+    a, b = _np(a), _np(b)
+    if a.dtype.kind in "iu" and b.dtype.kind in "iu" and np.any(b < 0):
+        negative = b < 0
+        out = np.power(a, np.where(negative, 0, b).astype(b.dtype))
+        minus_one = np.where(b % 2 != 0, -1, 1)
+        small = np.where(a == 1, 1, np.where(a == -1, minus_one, 0))
+        return np.where(negative, small, out).astype(out.dtype)
+    return _pow(a, b)
 
 
 def _pow_scalar(a, b):
@@ -519,8 +545,8 @@ _UNARY_OTHER = {
     "absolute": (np.abs, ALL),
     "neg": (np.negative, NUMERIC),
     "negative": (np.negative, NUMERIC),
-    "sign": (_sign, NOT_COMPLEX),
-    "sgn": (_sgn, ALL),
+    "sign": (_torch_sign, NOT_COMPLEX),
+    "sgn": (_torch_sgn, ALL),
     "signbit": (np.signbit, NOT_COMPLEX),
     "square": (_square, ALL),
     "isfinite": (np.isfinite, ALL),
@@ -596,7 +622,7 @@ _BINARY = {
     "floor_divide": (np.floor_divide, REAL, "nonzero", "opmath", int_division_by_zero()),
     "remainder.Tensor": (np.remainder, REAL, "nonzero", "opmath", int_division_by_zero()),
     "fmod.Tensor": (np.fmod, REAL, "nonzero", "opmath", int_division_by_zero()),
-    "pow.Tensor_Tensor": (_pow, ALL, "exp", True, int_negative_power),
+    "pow.Tensor_Tensor": (_torch_pow, ALL, "exp", True, None),
     "float_power.Tensor_Tensor": (F(np.power), ALL, "exp", True, None),
     "eq.Tensor": (np.equal, ALL, "any", True, None),
     "ne.Tensor": (np.not_equal, ALL, "any", True, None),

@@ -98,6 +98,11 @@ def native_batch_norm_oracle(x, weight, bias, rm, rv, training, momentum, eps):
     return out, mean, invstd
 
 
+def batch_norm_with_update_oracle(x, weight, bias, rm, rv, momentum, eps):
+    out, mean, invstd = native_batch_norm_oracle(x, weight, bias, rm, rv, True, momentum, eps)
+    return out, mean, invstd, np.zeros(0, np.uint8)
+
+
 def legit_no_stats_oracle(x, weight, bias, training, momentum, eps):
     return native_batch_norm_oracle(x, weight, bias, None, None, True, momentum, eps)
 
@@ -237,6 +242,14 @@ def _norm_lines():
         E("batch_norm", batch_norm_oracle, [K(*a, False, **kw) for a, kw in bn], errors=bn_err),
         E("native_batch_norm", native_batch_norm_oracle, bn),
         E("_native_batch_norm_legit", native_batch_norm_oracle, legit),
+        E(
+            "_batch_norm_with_update",
+            batch_norm_with_update_oracle,
+            [
+                K(TA((4, 3, 5)), TA((3,)), TA((3,)), TA((3,)), TA((3,), domain="pos"), 0.1, 1e-5),
+                K(TA((5, 3), S), None, None, TA((3,)), TA((3,), domain="pos"), 0.3, 1e-3),
+            ],
+        ),
         E(
             "_native_batch_norm_legit.no_stats",
             legit_no_stats_oracle,
@@ -517,7 +530,7 @@ def multilabel_margin_oracle(x, t, reduction=1):
                 break
             targets.append(int(v))
         others = [k for k in range(c) if k not in targets]
-        for j in set(targets):
+        for j in targets:  # a repeated target counts once per listing, as PyTorch's kernel does
             for k in others:
                 loss[i] += max(0.0, 1 - (x2[i, j] - x2[i, k]))
     loss /= c

@@ -15,6 +15,11 @@ OVERRIDES: dict[str, dict] = {
     "batch_norm": {**_BN_ARGS, "cudnn_enabled": False},
     "native_batch_norm": _BN_ARGS,
     "_native_batch_norm_legit": _BN_ARGS,
+    "_batch_norm_with_update": {**_BN, "momentum": 0.1, "eps": 1e-5},
+    "_segment_reduce": {"data": t(5, 2), "reduce": "sum", "lengths": value([2, 0, 3])},
+    "bilinear": {"input1": t(2, 3), "input2": t(2, 4), "weight": t(5, 3, 4), "bias": t(5)},
+    "resize_": {"self": t(2, 3), "size": [3, 2]},
+    "resize_as_": {"self": t(2, 3), "the_template": t(3, 2)},
     "_native_batch_norm_legit.no_stats": {k: v for k, v in _BN_ARGS.items() if not k.startswith("running_")},
     "_native_batch_norm_legit_no_training": {
         "input": t(2, 3, 4),

@@ -296,8 +296,11 @@ def _load_family_overrides() -> None:
 
 def overrides_for(op) -> dict:
     """The overrides of ``op``: its packet's (``"add"``), updated by its qualified name's (``"add.Tensor"``)."""
-    packet = op.name.split(".")[0]
-    return {**OVERRIDES.get(packet, {}), **OVERRIDES.get(op.name, {})}
+    packet, name = op.name.split(".")[0], op.name
+    if packet.endswith("_copy") and packet not in OVERRIDES and name not in OVERRIDES:  # a view's *_copy
+        base = packet[: -len("_copy")]
+        packet, name = base, base + name[len(packet) :]
+    return {**OVERRIDES.get(packet, {}), **OVERRIDES.get(name, {})}
 
 
 def build(op, rng=None) -> tuple[list, dict]:

@@ -15,6 +15,7 @@ import numbers
 import warnings
 
 from .._ops import canonical
+from ..errors import ValueRuntimeError
 
 __all__ = [
     "conv1d",
@@ -133,7 +134,7 @@ def _adaptive_size(input, output_size, d: int) -> list:
         output_size = [output_size] * d
     output_size = list(output_size)
     if len(output_size) != d:
-        raise ValueError(f"adaptive_pool{d}d: 'output_size' must have {d} elements, got {output_size}")
+        raise ValueRuntimeError(f"adaptive_pool{d}d: 'output_size' must have {d} elements, got {output_size}")
     return [input.shape[input.ndim - d + i] if s is None else s for i, s in enumerate(output_size)]
 
 

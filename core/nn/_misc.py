@@ -165,7 +165,9 @@ def leaky_relu_(input, negative_slope=0.01):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    """Clamp to ``[min_val, max_val]``."""
+    """Clamp to ``[min_val, max_val]``; ValueError when ``min_val > max_val``, as PyTorch."""
+    if min_val > max_val:
+        raise ValueError("hardtanh: min_val cannot be greater than max_val")
     return _inplace("hardtanh", inplace, input, min_val, max_val)
 
 
@@ -418,8 +420,10 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
-    """Alpha dropout of whole channels."""
+    """Alpha dropout of whole channels; the identity (any number of dims) when not training."""
     _check_p("feature_alpha_dropout", p)
+    if not training:
+        return input
     return _inplace("feature_alpha_dropout", inplace, input, p, training)
 
 
@@ -470,9 +474,12 @@ def _weighted(loss, weight, r):
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    """Mean absolute error."""
+    """Mean absolute error; complex inputs give the real ``|input - target|``, as PyTorch."""
     _warn_shape("l1_loss", input, target)
     r = _reduction("l1_loss", reduction, size_average, reduce)
+    if input.dtype.is_complex or target.dtype.is_complex:
+        loss = canonical.abs(canonical.sub(input, target))
+        return _weighted(loss, 1.0 if weight is None else weight, r)
     if weight is None:
         return canonical.l1_loss(input, target, r)
     return _weighted(canonical.l1_loss(input, target, 0), weight, r)
@@ -658,7 +665,9 @@ def triplet_margin_loss(
     reduce=None,
     reduction="mean",
 ):
-    """``max(0, margin + d(anchor, positive) - d(anchor, negative))`` with the p-norm distance."""
+    """``max(0, margin + d(anchor, positive) - d(anchor, negative))`` with the p-norm distance; ``margin > 0``."""
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_loss: margin must be greater than 0, got {margin}")
     r = _reduction("triplet_margin_loss", reduction, size_average, reduce)
     return canonical.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, r)
 

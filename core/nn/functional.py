@@ -10,8 +10,9 @@ normalization, dropout, losses, embeddings, distances and attention in :mod:`._m
 
 from __future__ import annotations
 
-from . import _layers, _misc
+from . import _layers, _linear, _misc
 from ._layers import *  # noqa: F403
+from ._linear import *  # noqa: F403
 from ._misc import *  # noqa: F403
 
-__all__ = sorted(set(_layers.__all__) | set(_misc.__all__))
+__all__ = sorted(set(_layers.__all__) | set(_misc.__all__) | set(_linear.__all__))

@@ -13,6 +13,7 @@ import enum
 from .. import _dtype
 from .._meta import empty as meta_empty
 from .._tensor import Tensor, contiguous_strides
+from ..errors import DimIndexError
 
 
 class Out(enum.Enum):
@@ -49,10 +50,10 @@ def check_dtype(op: str, name: str, t: Tensor, allowed: frozenset) -> None:
 
 
 def wrap_dim(op: str, dim: int, ndim: int, name: str = "dim") -> int:
-    """Normalise a possibly negative dim; ValueError if out of range (0-dim tensors accept 0 and -1)."""
+    """Normalise a possibly negative dim; DimIndexError (IndexError, ValueError) if out of range (0-dim: 0 and -1)."""
     bound = max(ndim, 1)
     if not -bound <= dim < bound:
-        raise ValueError(f"{op}: argument '{name}' is out of range: {dim} for a tensor with {ndim} dims")
+        raise DimIndexError(f"{op}: argument '{name}' is out of range: {dim} for a tensor with {ndim} dims")
     return dim % bound if ndim else 0
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from .. import _dtype
 from .._meta import empty as meta_empty
 from .._ops import define_prim
+from ..errors import DimIndexError
 from ._utils import COMPLEX, check_dtype, check_tensor, wrap_dims
 
 _REAL = frozenset({_dtype.float32, _dtype.float64})
@@ -23,7 +24,7 @@ def _check(op: str, x, dim, normalization, allowed, need_dims: bool) -> tuple:
     check_tensor(op, "self", x)
     check_dtype(op, "self", x, allowed)
     if x.ndim == 0:
-        raise ValueError(f"{op}: argument 'self' must have at least one dim")
+        raise DimIndexError(f"{op}: argument 'self' must have at least one dim")
     dims = wrap_dims(op, dim, x.ndim, "dim")
     if need_dims and not dims:
         raise ValueError(f"{op}: argument 'dim' must not be empty")

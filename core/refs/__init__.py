@@ -12,3 +12,7 @@ import pkgutil
 for _info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
     if not _info.name.startswith("_"):
         importlib.import_module(f"{__name__}.{_info.name}")
+
+from ._varargs import mark as _mark_varargs  # noqa: E402
+
+_mark_varargs()

@@ -132,8 +132,30 @@ def fmod(self, other):
 # -- powers -----------------------------------------------------------------
 
 
+def _signed_integer_pow(x, e):
+    """``x ** e`` for signed integer tensors of one dtype and shape, with PyTorch's negative exponents.
+
+    ``prims.pow`` refuses a negative integer exponent (NumPy's rule); PyTorch defines
+    ``1 ** e = 1``, ``(-1) ** e = ±1`` by the parity of ``e`` and ``x ** e = 0`` otherwise.
+    """
+    zero, one = scalar_like(0, x), scalar_like(1, x)
+    negative = prims.lt(e, zero)
+    out = prims.pow(x, prims.where(negative, zero, e))
+    odd = prims.ne(prims.remainder(e, scalar_like(2, x)), zero)
+    minus_one = prims.where(odd, scalar_like(-1, x), one)
+    small = prims.where(prims.eq(x, one), one, prims.where(prims.eq(x, scalar_like(-1, x)), minus_one, zero))
+    return prims.where(negative, small, out)
+
+
 def pow_tensor_tensor(self, exponent):
-    """``self ** exponent`` elementwise; bool results become int64; integers to negative powers raise."""
+    """``self ** exponent`` elementwise; bool results become int64.
+
+    Integers to negative powers follow PyTorch: ``1`` and ``-1`` give ``±1``, other bases ``0``.
+    """
+    compute, result = elementwise_dtypes(self, exponent, kind=P.BOOL_TO_LONG)
+    if compute.kind == "int":
+        a, b = prepare("pow", (self, exponent), compute)
+        return to_dtype(_signed_integer_pow(a, b), result)
     return apply_prim("pow", "pow", (self, exponent), P.BOOL_TO_LONG, NUMERIC)
 
 
@@ -166,6 +188,8 @@ def pow_tensor_scalar(self, exponent):
     special = _POW_SPECIAL.get(exponent) if (compute.is_floating_point or compute.is_complex) else None
     if special is not None and not isinstance(exponent, bool):
         return to_dtype(special(x), result)
+    if compute.kind == "int" and exponent < 0:
+        return to_dtype(_signed_integer_pow(x, scalar_like(exponent, x)), result)
     return to_dtype(prims.pow(x, scalar_like(exponent, x)), result)
 
 

@@ -8,6 +8,7 @@ Scalar overloads wrap the number and call the Tensor overload.
 from __future__ import annotations
 
 from .._ops import canonical as ops
+from .._ops import prims
 from ._elementwise import FLOAT, INT, REAL, P, apply_prim, bool_, make, prim, redirect
 from ._utils import elementwise_dtypes, prepare
 from .elementwise import binary_fn, define_binary
@@ -127,9 +128,29 @@ def ldexp(self, other):
     return ops.mul.Tensor(self, ops.pow.Scalar(2.0, other))
 
 
+def _complex_logaddexp(real_fn):
+    """``logaddexp`` that also takes complex operands: ``m + log(1 + exp(o - m))``, ``m`` the larger real part."""
+
+    def logaddexp(self, other):
+        compute, result = elementwise_dtypes(self, other, kind=P.DEFAULT)
+        if not compute.is_complex:
+            return real_fn(self, other)
+        a, b = prepare("logaddexp", (self, other), compute)
+        first = prims.ge(prims.real(a), prims.real(b))
+        big, small = prims.where(first, a, b), prims.where(first, b, a)
+        out = prims.add(big, prims.log1p(prims.exp(prims.sub(small, big))))
+        return out if out.dtype is result else prims.convert_element_type(out, result)
+
+    logaddexp.__doc__ = real_fn.__doc__ + " Complex operands are shifted by the one with the larger real part."
+    return logaddexp
+
+
 def _define_binary():
     for name, (prim_name, kind, allowed, inplace, core, doc) in BINARY.items():
-        define_binary(name, binary_fn(name, prim_name, kind, allowed, doc), overload="", inplace=inplace, core=core)
+        fn = binary_fn(name, prim_name, kind, allowed, doc)
+        if name == "logaddexp":
+            fn = _complex_logaddexp(fn)
+        define_binary(name, fn, overload="", inplace=inplace, core=core)
     redirect("arctan2(Tensor self, Tensor other) -> Tensor", "atan2")
     for name, (bool_prim, core, doc) in EXTREMA.items():
         define_binary(name, _extremum(name, bool_prim, doc), overload="", inplace=False, core=core)
@@ -150,7 +171,7 @@ def _define_special():
     redirect("special_gammainc(Tensor self, Tensor other) -> Tensor", "igamma", inplace=False)
     redirect("special_gammaincc(Tensor self, Tensor other) -> Tensor", "igammac", inplace=False)
     for name, doc in POLYNOMIALS.items():
-        fn = binary_fn(f"special_{name}", name, P.DEFAULT, FLOAT, doc + " ``n`` is truncated to an integer.")
+        fn = binary_fn(f"special_{name}", name, P.INT_TO_FLOAT, FLOAT, doc + " ``n`` is truncated to an integer.")
         scalars = {"x_scalar": "x", "n_scalar": "n"}
         define_binary(f"special_{name}", fn, overload="", names=("x", "n"), scalars=scalars, inplace=False)
 

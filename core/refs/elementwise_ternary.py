@@ -7,6 +7,7 @@ import warnings
 from .. import _dtype
 from .._ops import canonical as ops
 from .._ops import prims
+from .._tensor import Tensor
 from ._elementwise import (
     FLOATING,
     REAL,
@@ -75,14 +76,23 @@ def _opt(value):
     return None if value is None else as_tensor(value)
 
 
+def _bool_bound(self, bound, logical):
+    """``clamp_min``/``clamp_max`` of two bool tensors, as PyTorch: "or" (the max) and "and" (the min)."""
+    if self.dtype is _dtype.bool_ and isinstance(bound, Tensor) and bound.dtype is _dtype.bool_:
+        return logical(self, bound)
+    return None
+
+
 def clamp_min(self, min):
-    """``max(self, min)`` (nan propagates)."""
-    return _clamp("clamp_min", self, as_tensor(min), None)
+    """``max(self, min)`` (nan propagates); for two bool tensors their "or"."""
+    out = _bool_bound(self, min, ops.logical_or)
+    return out if out is not None else _clamp("clamp_min", self, as_tensor(min), None)
 
 
 def clamp_max(self, max):
-    """``min(self, max)`` (nan propagates)."""
-    return _clamp("clamp_max", self, None, as_tensor(max))
+    """``min(self, max)`` (nan propagates); for two bool tensors their "and"."""
+    out = _bool_bound(self, max, ops.logical_and)
+    return out if out is not None else _clamp("clamp_max", self, None, as_tensor(max))
 
 
 # -- lerp, addcmul, addcdiv ----------------------------------------------------------

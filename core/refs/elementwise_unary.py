@@ -170,19 +170,28 @@ def neg(self):
 
 
 def sign(self):
-    """-1, 0 or 1 by the sign of ``self`` (nan stays nan); complex inputs are refused (use ``sgn``)."""
+    """-1, 0 or 1 by the sign of ``self``; NaN gives 0, as in PyTorch (``prims.sign`` keeps NumPy's NaN).
+
+    Complex inputs are refused (use ``sgn``).
+    """
     if self.dtype.is_complex:
         raise TypeError("sign: complex tensors are not supported; use sgn, which computes z / |z|")
     if self.dtype is bool_:
         return prims.clone(self)
-    return apply_prim("sign", "sign", (self,), P.DEFAULT, REAL)
+    out = apply_prim("sign", "sign", (self,), P.DEFAULT, REAL)
+    if not out.dtype.is_floating_point:
+        return out
+    return prims.where(prims.isnan(out), scalar_like(0, out), out)
 
 
 def sgn(self):
-    """``sign`` extended to complex numbers: ``z / |z|`` (0 for 0)."""
+    """``sign`` extended to complex numbers: ``z / |z|`` (0 for 0); a real NaN gives 0, as ``sign``."""
     if self.dtype is bool_:
         return prims.clone(self)
-    return apply_prim("sgn", "sgn", (self,), P.DEFAULT, NUMERIC)
+    out = apply_prim("sgn", "sgn", (self,), P.DEFAULT, NUMERIC)
+    if not out.dtype.is_floating_point:
+        return out
+    return prims.where(prims.isnan(out), scalar_like(0, out), out)
 
 
 def signbit(self):

@@ -17,6 +17,7 @@ from .. import _dtype
 from .._ops import canonical as ops
 from .._ops import prims
 from .._tensor import Tensor
+from ..errors import DimIndexError
 from ._tensor_utils import cast, is_integral, reshape, transpose_last
 from ._utils import define_with_variants, wrap_dim
 
@@ -85,7 +86,7 @@ def _nonempty(op: str, x: Tensor, dims) -> None:
 
 def _one_dim(op: str, x: Tensor, n, dim):
     if x.ndim == 0:
-        raise ValueError(f"{op}: argument 'self' must have at least one dim")
+        raise DimIndexError(f"{op}: argument 'self' must have at least one dim")
     _check_n(op, "n", n)
     return wrap_dim(op, dim, x.ndim)
 

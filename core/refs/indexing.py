@@ -36,12 +36,12 @@ def gather(self, dim, index, sparse_grad=False):
     """``out[i][j] = self[index[i][j]][j]`` (for dim 0): values of ``self`` picked along ``dim`` by ``index``."""
     op = "gather"
     wrap_dim(op, dim, self.ndim)
-    check_index_dtype(op, "index", index)
+    check_index_dtype(op, "index", index, allow_int32=True)
     return prims.gather(self, dim, index)
 
 
 def _scatter_source(op: str, self, index, src):
-    check_index_dtype(op, "index", index)
+    check_index_dtype(op, "index", index, allow_int32=True)
     return same_dtype_operand(op, "src", src, self)
 
 
@@ -59,7 +59,7 @@ def scatter_src(self, dim, index, src):
 
 def scatter_value(self, dim, index, value):
     """A copy of ``self`` with the positions ``index`` picks along ``dim`` set to ``value``."""
-    check_index_dtype("scatter", "index", index)
+    check_index_dtype("scatter", "index", index, allow_int32=True)
     return prims.scatter(self, dim, index, _value_source(self, index, value))
 
 
@@ -75,14 +75,14 @@ def _legacy_reduce(op: str, reduce: str) -> str:
 def scatter_reduce_legacy(self, dim, index, src, reduce):
     """``scatter`` accumulating with ``reduce`` = 'add' or 'multiply' into the existing values."""
     src = _scatter_source("scatter", self, index, src)
-    return prims.scatter_reduce(self, dim, index, src, _legacy_reduce("scatter", reduce), True)
+    return _scatter_reduce(self, dim, index, src, _legacy_reduce("scatter", reduce), True)
 
 
 def scatter_value_reduce(self, dim, index, value, reduce):
     """``scatter`` of a scalar ``value`` accumulating with ``reduce`` = 'add' or 'multiply'."""
-    check_index_dtype("scatter", "index", index)
+    check_index_dtype("scatter", "index", index, allow_int32=True)
     source = _value_source(self, index, value)
-    return prims.scatter_reduce(self, dim, index, source, _legacy_reduce("scatter", reduce), True)
+    return _scatter_reduce(self, dim, index, source, _legacy_reduce("scatter", reduce), True)
 
 
 def scatter_add(self, dim, index, src):
@@ -101,6 +101,14 @@ def scatter_reduce(self, dim, index, src, reduce, include_self=True):
     if reduce not in _REDUCES:
         raise ValueError(f"{op}: argument 'reduce' must be one of {', '.join(_REDUCES)}, got {reduce!r}")
     src = _scatter_source(op, self, index, src)
+    return _scatter_reduce(self, dim, index, src, reduce, include_self)
+
+
+def _scatter_reduce(self, dim, index, src, reduce, include_self):
+    """``prims.scatter_reduce``; bool tensors as PyTorch: sum/amax are "or", prod/amin are "and"."""
+    if self.dtype is _dtype.bool_ and reduce != "mean":
+        wide = prims.scatter_reduce(cast(self, _dtype.int64), dim, index, cast(src, _dtype.int64), reduce, include_self)
+        return cast(wide, _dtype.bool_)
     return prims.scatter_reduce(self, dim, index, src, reduce, include_self)
 
 

@@ -13,12 +13,13 @@ modules share (:func:`expand_arg`, :func:`check_spatial_input`).
 
 from __future__ import annotations
 
+from .. import _dtype
 from .._ops import canonical as ops
 from .._ops import prims
 from ..prims._utils import FLOATING
 from ..prims.conv import conv_output_size, conv_transpose_output_size
 from ._tensor_utils import squeeze, unsqueeze
-from ._utils import define_with_variants
+from ._utils import define_with_variants, to_dtype
 
 
 def expand_arg(op: str, name: str, values, d: int, minimum: int | None = None, allow_empty: bool = False) -> tuple:
@@ -60,8 +61,8 @@ def _check_tensors(op: str, input, weight, bias) -> None:
     for name, t in (("input", input), ("weight", weight), ("bias", bias)):
         if t is None:
             continue
-        if t.dtype not in FLOATING:
-            raise TypeError(f"{op}: argument '{name}' must be a floating or complex tensor, got {t.dtype.name}")
+        if t.dtype not in FLOATING and t.dtype not in _INTEGER:
+            raise TypeError(f"{op}: argument '{name}' must be a numeric tensor, got {t.dtype.name}")
         if t.dtype is not input.dtype:
             raise TypeError(f"{op}: 'input' is {input.dtype.name} but '{name}' is {t.dtype.name}: they must match")
 
@@ -117,12 +118,28 @@ def _check_conv(op, input, weight, bias, stride, padding, dilation, transposed, 
     return stride, padding, dilation, output_padding
 
 
+_INTEGER = (_dtype.uint8, _dtype.int8, _dtype.int16, _dtype.int32, _dtype.int64)
+
+
+def _convolve(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """``prims.convolution``; integer tensors (as PyTorch's CPU supports) go through float64 and back.
+
+    The float64 sums are exact while every partial sum stays below 2**53 in magnitude; PyTorch's
+    integer kernels wrap around on int64 overflow instead (see docs/differences.md).
+    """
+    if x.dtype not in _INTEGER:
+        return prims.convolution(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    wide = [None if t is None else to_dtype(t, _dtype.float64) for t in (x, weight, bias)]
+    y = prims.convolution(*wide, stride, padding, dilation, transposed, output_padding, groups)
+    return to_dtype(prims.round(y), x.dtype)
+
+
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     """N-d (1-3 spatial dims) cross-correlation of a batched ``input``, or its transpose when ``transposed``."""
     s, p, dl, op_ = _check_conv(
         "convolution", input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
     )
-    return prims.convolution(input, weight, bias, list(s), list(p), list(dl), transposed, list(op_), groups)
+    return _convolve(input, weight, bias, list(s), list(p), list(dl), transposed, list(op_), groups)
 
 
 def _convolution(
@@ -159,7 +176,7 @@ def _conv_nd(op: str, d: int):
     def conv(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
         x, added = _batched(op, input, weight, d)
         s, p, dl, _ = _check_conv(op, x, weight, bias, stride, padding, dilation, False, (0,), groups)
-        y = prims.convolution(x, weight, bias, list(s), list(p), list(dl), False, [0] * d, groups)
+        y = _convolve(x, weight, bias, list(s), list(p), list(dl), False, [0] * d, groups)
         return squeeze(y, 0) if added else y
 
     conv.__name__ = op
@@ -193,7 +210,7 @@ def _conv_nd_padding(op: str, d: int):
         else:
             raise ValueError(f"{op}: argument 'padding' must be 'valid' or 'same', got {padding!r}")
         s, p, dl, _ = _check_conv(op, x, weight, bias, stride, pads, dilation, False, (0,), groups)
-        y = prims.convolution(x, weight, bias, list(s), list(p), list(dl), False, [0] * d, groups)
+        y = _convolve(x, weight, bias, list(s), list(p), list(dl), False, [0] * d, groups)
         return squeeze(y, 0) if added else y
 
     conv.__name__ = f"{op}_padding"
@@ -207,7 +224,7 @@ def _conv_transpose_nd(op: str, d: int):
     ):
         x, added = _batched(op, input, weight, d)
         s, p, dl, opad = _check_conv(op, x, weight, bias, stride, padding, dilation, True, output_padding, groups)
-        y = prims.convolution(x, weight, bias, list(s), list(p), list(dl), True, list(opad), groups)
+        y = _convolve(x, weight, bias, list(s), list(p), list(dl), True, list(opad), groups)
         return squeeze(y, 0) if added else y
 
     conv_transpose.__name__ = op

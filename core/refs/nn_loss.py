@@ -17,15 +17,21 @@ from .. import _dtype
 from .._ops import canonical as ops
 from .._ops import prims
 from ._nn_utils import any_true, c, check_float, keep, like, opmath, reduce_loss, reduction_enum
-from ._tensor_utils import expand, squeeze, unsqueeze
+from ._tensor_utils import expand, reshape, squeeze, unsqueeze
 from ._utils import broadcast_shapes, common_device, define_with_variants, to_device, to_dtype
 
 # -- helpers ------------------------------------------------------------------------------------
 
 
-def _pair(op, self, target, names=("self", "target")):
-    """``self`` and ``target`` promoted, broadcast and in the computation dtype; plus the result dtype."""
+def _pair(op, self, target, names=("self", "target"), int_to_float=False):
+    """``self`` and ``target`` promoted, broadcast and in the computation dtype; plus the result dtype.
+
+    ``int_to_float``: integral inputs compute in the default float dtype (PyTorch's losses written as
+    elementwise math, such as ``poisson_nll_loss``), instead of raising TypeError.
+    """
     result = _dtype.result_type(self, target)
+    if int_to_float and not (result.is_floating_point or result.is_complex):
+        result = _dtype.get_default_dtype()
     if not result.is_floating_point:
         raise TypeError(f"{op}: expected floating point '{names[0]}' and '{names[1]}', but got {result.name}")
     compute = _dtype.opmath_dtype(result)
@@ -160,7 +166,7 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     """``exp(input) - target input`` (``log_input``) or ``input - target log(input + eps)``; ``full`` adds Stirling."""
     op = "poisson_nll_loss"
     r = reduction_enum(op, reduction)
-    x, y, dt = _pair(op, input, target, ("input", "target"))
+    x, y, dt = _pair(op, input, target, ("input", "target"), int_to_float=True)
     if log_input:
         loss = prims.sub(prims.exp(x), prims.mul(y, x))
     else:
@@ -180,7 +186,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
     """``max(0, -target (input1 - input2) + margin)``, reduced."""
     op = "margin_ranking_loss"
     r = reduction_enum(op, reduction)
-    x, y, dt = _pair(op, ops.sub.Tensor(input1, input2), target, ("input1", "target"))
+    x, y, dt = _pair(op, ops.sub.Tensor(input1, input2), target, ("input1", "target"), int_to_float=True)
     return _finish(_relu(prims.add(prims.neg(prims.mul(y, x)), c(margin, x))), r, dt)
 
 
@@ -207,7 +213,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
     batch = () if input1.ndim == 1 else input1.shape[:1]
     if tuple(target.shape) != tuple(batch):
         raise ValueError(f"{op}: expected 'target' of shape {list(batch)}, but got {list(target.shape)}")
-    a, b, dt = _pair(op, input1, input2, ("input1", "input2"))
+    a, b, dt = _pair(op, input1, input2, ("input1", "input2"), int_to_float=True)
     last = [a.ndim - 1]
     eps = 1e-12
     dot = prims.sum(prims.mul(a, b), last)
@@ -285,6 +291,9 @@ def multilabel_margin_loss(self, target, reduction=1):
     op = "multilabel_margin_loss"
     r = reduction_enum(op, reduction)
     _check_long(op, target)
+    if self.ndim == 0 and target.ndim == 0:  # PyTorch treats a 0-dim input as one sample of one class
+        out = multilabel_margin_loss(reshape(self, (1,)), reshape(target, (1,)), reduction)
+        return reshape(out, ())
     if target.shape != self.shape:
         raise ValueError(f"{op}: 'target' shape {list(target.shape)} must match 'self' shape {list(self.shape)}")
     x, squeezed = _class_input(op, self, target)
@@ -302,12 +311,14 @@ def multilabel_margin_loss(self, target, reduction=1):
     )
     hits = prims.logical_and(hits, prims.broadcast_in_dim(valid, [n, classes, classes], [0, 1]))
     is_target = prims.any(hits, [1])
-    shape3 = [n, classes, classes]  # [n, j (target), i (other)]
-    xj = prims.broadcast_in_dim(x, shape3, [0, 1])
+    # [n, s (target slot), i (other class)]: every valid slot counts, so a repeated target counts twice (as PyTorch)
+    shape3 = [n, classes, classes]
+    xt = prims.gather(x, 1, prims.where(valid, t, c(0, t)))
+    xj = prims.broadcast_in_dim(xt, shape3, [0, 1])
     xi = prims.broadcast_in_dim(x, shape3, [0, 2])
     hinge = _relu(prims.add(prims.sub(c(1.0, xj), xj), xi))
     pair = prims.logical_and(
-        prims.broadcast_in_dim(is_target, shape3, [0, 1]),
+        prims.broadcast_in_dim(valid, shape3, [0, 1]),
         prims.logical_not(prims.broadcast_in_dim(is_target, shape3, [0, 2])),
     )
     total = prims.sum(prims.where(pair, hinge, c(0.0, hinge)), [1, 2])

@@ -408,8 +408,10 @@ def one_hot(self, num_classes=-1):
 # -- distances -------------------------------------------------------------------------------------------
 
 
-def _float_pair(op, x1, x2):
+def _float_pair(op, x1, x2, int_to_float=False):
     result = _dtype.result_type(x1, x2)
+    if int_to_float and not (result.is_floating_point or result.is_complex):  # pairwise_distance, as PyTorch
+        result = _dtype.get_default_dtype()
     if not result.is_floating_point:
         raise TypeError(f"{op}: expected floating point inputs, but got {x1.dtype.name} and {x2.dtype.name}")
     compute = _dtype.opmath_dtype(result)
@@ -435,7 +437,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 def pairwise_distance(x1, x2, p=2, eps=1e-6, keepdim=False):
     """``‖x1 - x2 + eps‖_p`` along the last dim of the broadcast inputs."""
     op = "pairwise_distance"
-    a, b, dt = _float_pair(op, x1, x2)
+    a, b, dt = _float_pair(op, x1, x2, int_to_float=True)
     ndim = max(x1.ndim, x2.ndim)
     diff = prims.add(ops.sub.Tensor(a, b), c(eps, ops.sub.Tensor(a, b)))
     if ndim == 0:

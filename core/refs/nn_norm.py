@@ -292,6 +292,8 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
         raise ValueError(f"{op}: expected 'input' with 3 or more dims, but got {input.ndim}")
     if size <= 0:
         raise ValueError(f"{op}: argument 'size' must be positive, got {size}")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):  # PyTorch computes integers in the default float
+        input = to_dtype(input, _dtype.get_default_dtype())  # noqa: A001
     x = opmath(op, input, "input")
     if x.numel() == 0:
         return prims.clone(input)

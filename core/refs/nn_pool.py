@@ -58,14 +58,29 @@ def _max_pool(op: str, d: int, with_indices: bool):
     return max_pool
 
 
+def _integer_avg_pool(x, ks, st, pd, ceil_mode, count_include_pad, divisor_override):
+    """PyTorch's integer average pooling: the window sum divided by the divisor, truncated toward zero.
+
+    Computed in float64: a quotient within 1e-9 of an integer is that integer (a true non-integer
+    quotient ``s / d`` is at least ``1 / d`` away from one), any other is truncated.
+    """
+    wide = prims.convert_element_type(x, _dtype.float64)
+    avg = prims.avg_pool(wide, ks, st, pd, ceil_mode, count_include_pad, divisor_override)
+    nearest = prims.round(avg)
+    exact = prims.le(prims.abs(prims.sub(avg, nearest)), scalar_like(1e-9, avg))
+    return prims.convert_element_type(prims.where(exact, nearest, prims.trunc(avg)), x.dtype)
+
+
 def _avg_pool(op: str, d: int, with_divisor: bool):
     def avg_pool(
         self, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True, divisor_override=None
     ):
-        ks, st, pd, _ = pool_args(op, self, d, kernel_size, stride, padding, (1,), ceil_mode, FLOAT)
+        ks, st, pd, _ = pool_args(op, self, d, kernel_size, stride, padding, (1,), ceil_mode, REAL)
         if divisor_override is not None and divisor_override == 0:
             raise ValueError(f"{op}: argument 'divisor_override' must not be zero")
-        return prims.avg_pool(self, ks, st, pd, ceil_mode, count_include_pad, divisor_override)
+        if self.dtype in FLOAT:
+            return prims.avg_pool(self, ks, st, pd, ceil_mode, count_include_pad, divisor_override)
+        return _integer_avg_pool(self, ks, st, pd, ceil_mode, count_include_pad, divisor_override)
 
     if with_divisor:
         fn = avg_pool

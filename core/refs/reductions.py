@@ -405,21 +405,25 @@ def std_mean_correction(self, dim=None, correction=None, keepdim=False):
 def logsumexp(self, dim, keepdim=False):
     """``log(sum(exp(self)))`` over ``dim``, computed stably (shifted by the max); integers promote to float.
 
-    An empty reduction gives -inf. Complex inputs are not supported.
+    An empty reduction gives -inf; a 0-dim input is returned as it is (no exp to overflow). Complex
+    inputs are shifted by the largest real part (PyTorch's complex logsumexp).
     """
     op = "logsumexp"
-    _check_real(op, self)
     compute, result_dtype = elementwise_dtypes(self, kind=Promotion.INT_TO_FLOAT)
     x = cast(self, compute)
     dims = list(reduction_dims(op, dim, self.ndim))
-    if x.numel() == 0 or not dims:
+    if x.numel() == 0:
         result = prims.log(prims.sum(prims.exp(x), dims))
+    elif not dims:
+        result = prims.clone(x) if x is self else x
     else:
-        peak = prims.amax(x, dims)
+        real = prims.real(x) if x.dtype.is_complex else x
+        peak = prims.amax(real, dims)
         peak = prims.where(prims.isinf(peak), fill_like(0, peak), peak)
-        wide = expand(prims.expand_dims(peak, dims, self.ndim), x.shape)
+        shift = cast(peak, x.dtype)
+        wide = expand(prims.expand_dims(shift, dims, self.ndim), x.shape)
         total = prims.sum(prims.exp(prims.sub(x, wide)), dims)
-        result = prims.add(prims.log(total), peak)
+        result = prims.add(prims.log(total), shift)
     return keep_reduced(cast(result, result_dtype), dims, self.ndim, keepdim)
 
 

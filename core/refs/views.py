@@ -11,6 +11,7 @@ from __future__ import annotations
 from .. import _dtype
 from .._ops import define, prims
 from .._tensor import Tensor, contiguous_strides
+from ..errors import DimIndexError
 from ._shapes import compute_stride, contiguous_copy, infer_size, numel, restride, wrap, wrap_list
 from ._utils import broadcast_shapes
 
@@ -241,7 +242,7 @@ def narrow(self, dim, start, length):
     d = wrap("narrow", dim, self.ndim)
     n = self.shape[d]
     if not -n <= start <= n:
-        raise ValueError(f"narrow: start out of range (expected to be in range of [{-n}, {n}], but got {start})")
+        raise DimIndexError(f"narrow: start out of range (expected to be in range of [{-n}, {n}], but got {start})")
     if start < 0:
         start += n
     if start + length > n:
@@ -447,7 +448,7 @@ def chunk(self, chunks, dim=0):
 def unbind(self, dim=0):
     """Every slice along ``dim``, without that dim."""
     if self.ndim == 0:
-        raise ValueError("unbind: dimension specified as 0 but tensor has no dimensions")
+        raise DimIndexError("unbind: dimension specified as 0 but tensor has no dimensions")
     d = wrap("unbind", dim, self.ndim)
     return tuple(select(self, d, i) for i in range(self.shape[d]))
 

@@ -91,6 +91,8 @@ def _check_pair(name, a, va, b, vb):
     oracle, kind, supported, _, _, rtol = BINARY[name]
     fn = getattr(ow, name)
     promoted = S.result_type(a, b)
+    if name == "logaddexp" and promoted.is_complex:
+        return None  # complex logaddexp (PyTorch has it) is checked in tests/test_pytorch_surface.py
     if promoted not in supported:
         with pytest.raises(TypeError):
             fn(a, b)
@@ -118,6 +120,8 @@ def test_binary_math_every_dtype(name):
         out = _check_pair(name, a, va, b, vb)
         S.unchanged((a, b), before)
         ma, mb = S.meta_like(a), S.meta_like(b)
+        if name == "logaddexp" and S.result_type(a, b).is_complex:
+            continue
         if out is None:
             with pytest.raises(TypeError):
                 getattr(ow, name)(ma, mb)
@@ -253,8 +257,8 @@ def test_polynomials(name):
     ns = ow.tensor([0, 1, 2, 3, 4])
     S.check(fn(0.25, ns), [oracle(n, 0.25) for n in range(5)], ow.float32, rtol=1e-5)
     S.check(fn(ow.tensor([0.25], dtype=ow.float64), ns), [oracle(n, 0.25) for n in range(5)], ow.float64, rtol=1e-9)
-    with pytest.raises(TypeError):
-        fn(ow.tensor([1, 2]), ns)
+    ints = fn(ow.tensor([1, 2]), ow.tensor([3, 2]))  # integer arguments compute in the default float, as PyTorch
+    S.check(ints, [oracle(3, 1.0), oracle(2, 2.0)], ow.float32, rtol=1e-5)
     with pytest.raises(TypeError):
         fn(ow.tensor([1j]), 2)
     m = fn(ow.empty([2, 1], device="meta"), ow.empty([3], dtype=ow.int64, device="meta"))

@@ -234,10 +234,10 @@ def test_multi_margin_loss(p, weighted):
 
 
 def test_multilabel_margin_loss():
-    x = np.array([[0.1, 0.2, 0.4, 0.8], [0.3, -0.2, 0.5, 0.1]])
-    t = np.array([[3, 0, -1, 1], [1, 2, 3, -1]])
-    ref = np.zeros(2)
-    for i in range(2):
+    x = np.array([[0.1, 0.2, 0.4, 0.8], [0.3, -0.2, 0.5, 0.1], [0.1, 0.2, 0.4, 0.8]])
+    t = np.array([[3, 0, -1, 1], [1, 2, 3, -1], [3, 3, 0, -1]])  # a repeated target counts twice (PyTorch)
+    ref = np.zeros(3)
+    for i in range(3):
         targets = list(t[i][: list(t[i]).index(-1)])
         for j in targets:
             for k in range(4):

@@ -199,7 +199,7 @@ def test_linear_errors_match_the_reference(case):
     ow.backends.quantized.engine = "reference"
     slow = _error_of(call)
     assert fast is not None and fast == slow
-    assert fast[0] in (TypeError, ValueError)
+    assert issubclass(fast[0], (TypeError, ValueError))
     after = args["X"].numpy() if not args["X"].is_quantized else args["X"].int_repr().numpy()
     np.testing.assert_array_equal(after, before)
 

@@ -29,7 +29,8 @@ def bernoulli(p, seed, offset):
     probs = native(p).astype(np.float64)
     if probs.size and not np.all((probs >= 0) & (probs <= 1)):
         raise ValueError("prims::bernoulli: expects 0 <= p <= 1 for every element of 'p'")
-    return wrap(philox.bernoulli_values(np.ascontiguousarray(native(p)), seed, offset), p.dtype)
+    draws = philox.bernoulli_values(np.ascontiguousarray(native(p)), seed, offset)
+    return wrap(np.asarray(draws).reshape(tuple(p.shape)), p.dtype)  # 0-dim p gives a 0-dim result
 
 
 def randint(shape, low, high, seed, offset, dtype, device):

@@ -1,0 +1,286 @@
+"""``opweave.masked``: reductions and normalisations over the elements a boolean mask keeps (``torch.masked``).
+
+Each function takes PyTorch's arguments plus ``mask`` (a bool tensor broadcastable to the
+input; None keeps every element). Masked-out elements are replaced by the operation's
+identity (0 for sums, 1 for products, -inf for maxima and softmax, +inf for minima, NaN for
+the median, which skips NaN) before the ordinary op runs, so a fully masked-out slice gives
+that identity (``-inf`` for ``amax``, ``0`` for ``sum``); ``mean``, ``var`` and ``std`` divide
+by the count of kept elements (NaN where none is kept). Results are plain tensors on the
+strided layout, as ``torch.masked`` returns for strided inputs; sparse layouts are not supported.
+"""
+
+from __future__ import annotations
+
+import math
+
+from . import _dtype
+from ._ops import canonical
+from ._tensor import Tensor
+from .errors import DimIndexError, ValueRuntimeError
+
+__all__ = [
+    "sum",
+    "prod",
+    "cumsum",
+    "cumprod",
+    "amax",
+    "amin",
+    "argmax",
+    "argmin",
+    "mean",
+    "median",
+    "norm",
+    "var",
+    "std",
+    "logsumexp",
+    "logaddexp",
+    "softmax",
+    "log_softmax",
+    "softmin",
+    "normalize",
+]
+
+_builtin_sum = sum
+_SMALL_INTEGRAL = (_dtype.uint8, _dtype.bool_, _dtype.int8, _dtype.int16, _dtype.int32)
+
+
+def _canonical_dim(dim, ndim: int) -> tuple:
+    """``dim`` as a sorted tuple of non-negative dims (all dims for None); PyTorch's errors."""
+    if dim is None:
+        return tuple(range(ndim))
+    ndim = max(ndim, 1)
+    dims = []
+    for d in (dim,) if isinstance(dim, int) else dim:
+        if d in dims:
+            raise ValueRuntimeError(f"dim={d} appears multiple times in the list of dims")
+        if d >= ndim or d < -ndim:
+            raise DimIndexError(f"dim={d} is out of range for tensor of rank {ndim}")
+        dims.append(d % ndim)
+    return tuple(sorted(dims))
+
+
+def _input_mask(input: Tensor, mask) -> Tensor:  # noqa: A002
+    """``mask`` as a bool tensor of ``input``'s shape (all True for None)."""
+    if mask is None:
+        return canonical.ones(tuple(input.shape), dtype=_dtype.bool_, device=input.device)
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"masked: argument 'mask' must be a Tensor, not {type(mask).__name__}")
+    if mask.ndim > input.ndim:
+        raise DimIndexError(
+            "_input_mask expected broadcastable mask (got mask dimensionality higher than of the input)"
+        )
+    if mask.shape != input.shape:
+        mask = canonical.broadcast_to(mask, tuple(input.shape))
+    return mask.to(_dtype.bool_)
+
+
+def _identity(op: str, input: Tensor, ord=None):  # noqa: A002
+    """The value masked-out elements take for ``op`` (PyTorch's ``_reduction_identity``)."""
+    dtype = input.dtype
+    floating = dtype.is_floating_point
+    if op in ("sum", "cumsum"):
+        return 0
+    if op in ("prod", "cumprod"):
+        return 1
+    if op in ("amax", "argmax", "logaddexp", "logsumexp"):
+        if floating or dtype.is_complex:
+            return -math.inf
+        if dtype is not _dtype.bool_:
+            return _dtype.iinfo(dtype).min
+    if op in ("amin", "argmin"):
+        if floating:
+            return math.inf
+        if dtype is not _dtype.bool_:
+            return _dtype.iinfo(dtype).max
+    if op == "norm":
+        return math.inf if ord == -math.inf else 0
+    if op == "median":
+        return math.nan
+    raise NotImplementedError(f"masked.{op}: no identity for {dtype.name} input")
+
+
+def _combine(op: str, input: Tensor, mask, ord=None) -> Tensor:  # noqa: A002
+    """``input`` with the masked-out elements replaced by ``op``'s identity."""
+    if mask is None:
+        return input
+    keep = _input_mask(input, mask)
+    fill = canonical.full((), _identity(op, input, ord), dtype=input.dtype, device=input.device)
+    return canonical.where(keep, input, fill)
+
+
+def _sum_dtype(input: Tensor, dtype):
+    if dtype is not None:
+        return dtype
+    return _dtype.int64 if input.dtype in _SMALL_INTEGRAL else input.dtype
+
+
+def sum(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:  # noqa: A001,A002
+    """Sum of the kept elements over ``dim`` (all when None); integral inputs sum in int64."""
+    dims = _canonical_dim(dim, input.ndim)
+    return canonical.sum(_combine("sum", input, mask), list(dims), bool(keepdim), dtype=_sum_dtype(input, dtype))
+
+
+def prod(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:  # noqa: A002
+    """Product of the kept elements over ``dim`` (all when None); integral inputs multiply in int64."""
+    dims = _canonical_dim(dim, input.ndim)
+    result = _combine("prod", input, mask).to(_sum_dtype(input, dtype))
+    if not dims and input.ndim == 0:
+        return result
+    for d in reversed(dims):
+        result = canonical.prod(result, d, bool(keepdim))
+    return result
+
+
+def cumsum(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:  # noqa: A002
+    """Cumulative sum along ``dim`` in which masked-out elements count as 0."""
+    dtype = input.dtype if dtype is None else dtype
+    d = _canonical_dim(dim, input.ndim)[0]
+    return canonical.cumsum(_combine("cumsum", input, mask), d, dtype=dtype).to(dtype)
+
+
+def cumprod(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:  # noqa: A002
+    """Cumulative product along ``dim`` in which masked-out elements count as 1."""
+    dtype = input.dtype if dtype is None else dtype
+    d = _canonical_dim(dim, input.ndim)[0]
+    return canonical.cumprod(_combine("cumprod", input, mask), d, dtype=dtype).to(dtype)
+
+
+def amax(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:  # noqa: A002
+    """Maximum of the kept elements over ``dim`` (-inf, or the dtype's minimum, where none is kept)."""
+    dtype = input.dtype if dtype is None else dtype
+    dims = _canonical_dim(dim, input.ndim)
+    return canonical.amax(_combine("amax", input, mask), list(dims), bool(keepdim)).to(dtype)
+
+
+def amin(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:  # noqa: A002
+    """Minimum of the kept elements over ``dim`` (+inf, or the dtype's maximum, where none is kept)."""
+    dtype = input.dtype if dtype is None else dtype
+    dims = _canonical_dim(dim, input.ndim)
+    return canonical.amin(_combine("amin", input, mask), list(dims), bool(keepdim)).to(dtype)
+
+
+def argmax(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:  # noqa: A002
+    """Index of the largest kept element along ``dim`` (flattened when None), in ``dtype`` (input's by default)."""
+    dtype = input.dtype if dtype is None else dtype
+    return canonical.argmax(_combine("argmax", input, mask), dim, bool(keepdim)).to(dtype)
+
+
+def argmin(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:  # noqa: A002
+    """Index of the smallest kept element along ``dim`` (flattened when None), in ``dtype`` (input's by default)."""
+    dtype = input.dtype if dtype is None else dtype
+    return canonical.argmin(_combine("argmin", input, mask), dim, bool(keepdim)).to(dtype)
+
+
+def _count(input: Tensor, dim, keepdim: bool, mask) -> Tensor:
+    keep = _input_mask(input, mask)
+    return canonical.sum(keep, list(_canonical_dim(dim, input.ndim)), bool(keepdim))
+
+
+def mean(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:  # noqa: A002
+    """Mean of the kept elements over ``dim`` (NaN where none is kept)."""
+    dtype = input.dtype if dtype is None else dtype
+    total = sum(input, dim, keepdim=keepdim, dtype=dtype, mask=mask)
+    return canonical.div(total, _count(input, dim, keepdim, mask))
+
+
+def median(input: Tensor, dim: int = -1, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:  # noqa: A002
+    """Median of the kept elements along ``dim`` (NaN where none is kept; ValueError then for integral input)."""
+    dtype = input.dtype if dtype is None else dtype
+    d = _canonical_dim(dim, input.ndim)[0]
+    is_float = input.dtype.is_floating_point
+    if not is_float:
+        input = input.to(_dtype.float32)  # noqa: A001
+    output = canonical.nanmedian(_combine("median", input, mask), d, bool(keepdim))[0]
+    if is_float:
+        return output
+    if bool(canonical.any(canonical.isnan(output))):
+        raise ValueError("masked median expects no fully masked out rows if dtype is not floating point")
+    return output.to(dtype)
+
+
+def norm(input: Tensor, ord: float = 2.0, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:  # noqa: A002
+    """The ``ord``-vector norm of the kept elements over ``dim`` (all when None)."""
+    dims = _canonical_dim(dim, input.ndim)
+    masked = _combine("norm", input, mask, ord)
+    return canonical.linalg_vector_norm(masked, ord, list(dims), bool(keepdim), dtype=dtype)
+
+
+def _std_var(name, input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt):  # noqa: A002
+    if unbiased is not None and correction is not None:
+        raise ValueError(f"masked.{name}: only one of unbiased and correction may be given")
+    corr = 1.0
+    if unbiased is not None:
+        corr = 1.0 if unbiased else 0.0
+    if correction is not None:
+        corr = float(correction)
+    if dtype is None:
+        dtype = input.dtype
+        if not (dtype.is_floating_point or dtype.is_complex):
+            dtype = _dtype.float32
+    compute = dtype if (dtype.is_floating_point or dtype.is_complex) else _dtype.float32
+    count = _count(input, dim, True, mask)
+    sample_mean = canonical.div(sum(input, dim, keepdim=True, dtype=dtype, mask=mask), count)
+    x = canonical.sub(input, sample_mean)
+    total = sum(canonical.mul(x, canonical.conj(x)), dim, keepdim=keepdim, dtype=compute, mask=mask)
+    if not keepdim:
+        count = canonical.reshape(count, tuple(total.shape))
+    if corr != 0:
+        real = compute.to_real() if compute.is_complex else compute
+        count = canonical.clamp_min(canonical.sub(count.to(real), corr), 0)
+    output = canonical.div(total, count).to(dtype)
+    return canonical.sqrt(output) if take_sqrt else output
+
+
+def var(input: Tensor, dim=None, unbiased=None, *, correction=None, keepdim: bool = False, dtype=None, mask=None):  # noqa: A002
+    """Variance of the kept elements over ``dim`` with Bessel's ``correction`` (1 by default)."""
+    return _std_var("var", input, dim, unbiased, correction, keepdim, dtype, mask, False)
+
+
+def std(input: Tensor, dim=None, unbiased=None, *, correction=None, keepdim: bool = False, dtype=None, mask=None):  # noqa: A002
+    """Standard deviation of the kept elements over ``dim`` (the square root of :func:`var`)."""
+    return _std_var("std", input, dim, unbiased, correction, keepdim, dtype, mask, True)
+
+
+def logsumexp(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:  # noqa: A002
+    """``log(sum(exp(x)))`` over the kept elements (-inf where none is kept)."""
+    dtype = input.dtype if dtype is None else dtype
+    dims = _canonical_dim(dim, input.ndim)
+    return canonical.logsumexp(_combine("logsumexp", input, mask), list(dims), bool(keepdim)).to(dtype)
+
+
+def logaddexp(input: Tensor, other: Tensor, *, dtype=None, input_mask=None, other_mask=None) -> Tensor:  # noqa: A002
+    """``log(exp(input) + exp(other))`` where masked-out elements of either count as -inf."""
+    dtype = input.dtype if dtype is None else dtype
+    a = _combine("logaddexp", input, input_mask)
+    b = _combine("logaddexp", other, other_mask)
+    return canonical.logaddexp(a, b).to(dtype)
+
+
+def softmax(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:  # noqa: A002
+    """Softmax along ``dim`` over the kept elements (masked-out ones get 0; NaN where none is kept)."""
+    dtype = input.dtype if dtype is None else dtype
+    d = _canonical_dim(dim, input.ndim)[0]
+    return canonical.softmax(_combine("amax", input, mask), d, dtype=dtype)
+
+
+def log_softmax(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:  # noqa: A002
+    """Log-softmax along ``dim`` over the kept elements (masked-out ones get -inf)."""
+    dtype = input.dtype if dtype is None else dtype
+    d = _canonical_dim(dim, input.ndim)[0]
+    return canonical.log_softmax(_combine("amax", input, mask), d, dtype=dtype)
+
+
+def softmin(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:  # noqa: A002
+    """Softmin along ``dim`` over the kept elements (masked-out ones get 0)."""
+    dtype = input.dtype if dtype is None else dtype
+    d = _canonical_dim(dim, input.ndim)[0]
+    return canonical.softmax(canonical.neg(_combine("amin", input, mask)), d, dtype=dtype)
+
+
+def normalize(input: Tensor, ord: float, dim: int, *, eps: float = 1e-12, dtype=None, mask=None) -> Tensor:  # noqa: A002
+    """``input`` divided by its masked ``ord``-norm along ``dim`` (at least ``eps``); masked-out elements give 0."""
+    dtype = input.dtype if dtype is None else dtype
+    masked = _combine("sum", input, mask)
+    nrm = norm(input, ord, dim, keepdim=True, dtype=dtype, mask=mask)
+    denom = canonical.clamp_min(nrm, eps)
+    return canonical.div(masked, denom)

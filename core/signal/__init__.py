@@ -1,0 +1,5 @@
+"""``opweave.signal``: signal processing (PyTorch's ``torch.signal``); the windows are in :mod:`.windows`."""
+
+from . import windows
+
+__all__ = ["windows"]
