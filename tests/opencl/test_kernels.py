@@ -182,9 +182,9 @@ def test_gather_and_index_select_match_numpy(ocl, shape, data):
     np.testing.assert_array_equal(host(got), np.take_along_axis(x, index % n, axis=d))
 
 
-def test_an_out_of_range_index_raises_the_prims_value_error(ocl):
+def test_an_out_of_range_index_raises_the_prims_index_error(ocl):
     a = dev(np.zeros((2, 3)))
-    with pytest.raises(ValueError, match="prims::gather: index 3 is out of bounds"):
+    with pytest.raises(ow.IndexOutOfBoundsError, match="prims::gather: index 3 is out of bounds"):
         P.gather(a, 1, dev(np.array([[0, 3]])))
 
 
