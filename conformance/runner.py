@@ -34,6 +34,9 @@ PROFILES = {
     "quick": {"samples": 5, "generated": 1, "search": 0},
     "full": {"samples": 16, "generated": 3, "search": 8},
 }
+#: The extra checks: "rerun" runs every functional sample twice (bits compared), the others are the
+#: probe kinds of :mod:`.probes` the runner adds after each functional op's samples.
+PROBES = ("rerun", "limits", "precision", "negative-index", "determinism", "index-errors")
 #: The dtypes the search runs in (one per category: layouts, shapes and special values are what it varies).
 SEARCH_DTYPES = frozenset({"bool", "int64", "float16", "float32", "complex64"})
 
@@ -218,7 +221,8 @@ class Runner:
                 first = index == 0 and info.name not in self._deterministic_checked
                 if first:
                     self._deterministic_checked.add(info.name)
-                remarks = checks.check_functional(self.ctx, info, sample, first=first)
+                rerun = "rerun" in PROBES and (index == 0 or probes.accumulates(info))
+                remarks = checks.check_functional(self.ctx, info, sample, first=first, rerun=rerun)
                 if notes is not None:
                     notes.extend(remarks)
             checks.check_allocator(self.ctx, before)
@@ -232,6 +236,7 @@ class Runner:
         """The edge-case probes of :mod:`.probes`: ``(failure, label, inputs)`` of the first that fails, or None."""
         valued = [("limits", probes.limit_samples), ("precision", probes.precision_samples)]
         valued.append(("negative-index", probes.negative_index_samples))
+        valued = [(k, m) for k, m in valued if k in PROBES]
         for kind, make in valued:
             for i, sample in enumerate(make(info, dtype, samples, rng)):
                 if self._skipped(sample):
@@ -240,7 +245,8 @@ class Runner:
                 result.samples += 1
                 if outcome is not None:
                     return outcome, f"{kind}-{i}", encode_sample(sample)
-        for i, sample in enumerate(probes.determinism_samples(info, dtype, samples, rng)):
+        wide = probes.determinism_samples(info, dtype, samples, rng) if "determinism" in PROBES else []
+        for i, sample in enumerate(wide):
             if self._skipped(sample):
                 continue
             before = checks.allocated(self.ctx)
@@ -257,7 +263,7 @@ class Runner:
 
     def _run_errors(self, info: OpInfo, dtype, rng, samples=(), probe_rng=None):
         declared = list(info.error_inputs(rng, dtype) or ()) if info.error_inputs is not None else []
-        if probe_rng is not None:
+        if probe_rng is not None and "index-errors" in PROBES:
             declared += probes.index_error_inputs(info, dtype, list(samples), probe_rng)
         for index, err in enumerate(declared):
             if self._skipped(err.sample):

@@ -498,7 +498,9 @@ I64 = np.int64
 
 
 def _oob(op, n, dim, size):
-    return pytest.raises(D.IndexOutOfBoundsError, match=f"prims::{op}: index {n} is out of bounds for dim {dim} with size {size}")
+    return pytest.raises(
+        D.IndexOutOfBoundsError, match=f"prims::{op}: index {n} is out of bounds for dim {dim} with size {size}"
+    )
 
 
 def test_out_of_bounds_indices_raise_index_errors():

@@ -155,7 +155,7 @@ class Errors:
         return bool(self.host[0])
 
     def check(self, rt, op: str, checks) -> None:
-        """Raise the prim's ``IndexOutOfBoundsError`` if a kernel set the flag; ``checks`` as for :func:`index_error`."""
+        """Raise the prim's ``IndexOutOfBoundsError`` if a kernel set the flag (``checks``: see :func:`index_error`)."""
         if self.raised(rt):
             index_error(op, checks)
 
