@@ -102,14 +102,22 @@ def call(op, args, kwargs):
 
 
 def compare(
-    actual, expected, dtype, rtol: float, atol: float, exact: bool = False, ulps: float | None = None
+    actual,
+    expected,
+    dtype,
+    rtol: float,
+    atol: float,
+    exact: bool = False,
+    ulps: float | None = None,
+    signed_zeros: bool = False,
 ) -> dict | None:
     """``None`` if ``actual`` matches ``expected`` (rounded to ``dtype``) within tolerance, else the evidence.
 
     Integers and bool compare exactly; floating values match nan for nan, infinities
     exactly, and finite values within ``atol + rtol * |expected|`` (complex: both parts),
     or, when ``ulps`` is given, within ``ulps`` units in the last place of the rounded
-    expected value in ``dtype`` (:func:`ulp`). The integers of quantized dtypes compare
+    expected value in ``dtype`` (:func:`ulp`); with ``signed_zeros`` a zero must have the
+    expected zero's sign (``-0.0`` is not ``0.0``). The integers of quantized dtypes compare
     within ``atol`` when one is given (``atol=1``: one quantization step, for engines whose
     requantization rounds differently).
     """
@@ -133,6 +141,8 @@ def compare(
             bad = _bad_complex(a.astype(np.complex128), w.astype(np.complex128), rtol, atol)
         else:
             bad = _bad(a.astype(np.float64), w.astype(np.float64), rtol, atol)
+        if signed_zeros:
+            bad = bad | _zero_signs_differ(a, w)
     bad = np.asarray(bad)
     if not bad.any():
         return None
@@ -169,6 +179,15 @@ def ulp(values, dtype) -> np.ndarray:
         _, exponent = np.frexp(np.abs(np.asarray(values, np.float64)))
     exponent = np.maximum(exponent - 1, emin)
     return np.ldexp(1.0, exponent - bits + 1)
+
+
+def _zero_signs_differ(a, w):
+    parts = [(a.real, w.real), (a.imag, w.imag)] if a.dtype.kind == "c" or w.dtype.kind == "c" else [(a, w)]
+    out = False
+    for x, y in parts:
+        x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+        out = out | ((x == 0) & (y == 0) & (np.signbit(x) != np.signbit(y)))
+    return out
 
 
 _F32_TINY = 2.0**-126
@@ -233,7 +252,13 @@ def _expected_outputs(info: OpInfo, sample: SampleInput) -> list:
 
 
 def check_values(
-    ctx: Context, info: OpInfo, result, expected: list, where: str = "values", ulps: float | None = None
+    ctx: Context,
+    info: OpInfo,
+    result,
+    expected: list,
+    where: str = "values",
+    ulps: float | None = None,
+    signed_zeros: bool = False,
 ) -> None:
     """Each output of ``result`` matches the corresponding expected value within the op's tolerance (or ``ulps``)."""
     outputs = _flatten(result)
@@ -245,7 +270,7 @@ def check_values(
         label = f"output {i}" if len(outputs) > 1 else "output"
         if isinstance(out, ow.Tensor):
             rtol, atol = ctx.tolerance(info, out.dtype)
-            bad = compare(to_host(out), want, out.dtype, rtol, atol, ulps=ulps)
+            bad = compare(to_host(out), want, out.dtype, rtol, atol, ulps=ulps, signed_zeros=signed_zeros)
         else:
             bad = _compare_python(out, want, info, ctx)
         if bad:
@@ -333,7 +358,8 @@ def check_functional(ctx: Context, info: OpInfo, sample: SampleInput, first: boo
     elif info.random:
         notes += check_random(ctx, info, sample, result)
     elif info.oracle is not None:
-        check_values(ctx, info, result, _expected_outputs(info, sample), ulps=sample.ulps)
+        expected = _expected_outputs(info, sample)
+        check_values(ctx, info, result, expected, ulps=sample.ulps, signed_zeros=sample.signed_zeros)
     elif not ctx.is_reference:
         ref_args, ref_kwargs = build(sample, REFERENCE)
         reference = call(op, ref_args, ref_kwargs)

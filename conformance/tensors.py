@@ -187,6 +187,8 @@ def encode_sample(sample: SampleInput) -> dict:
     }
     if sample.ulps is not None:
         out["ulps"] = sample.ulps
+    if sample.signed_zeros:
+        out["signed_zeros"] = True
     return out
 
 
@@ -218,6 +220,7 @@ def decode_sample(d: dict) -> SampleInput:
         d.get("desc", ""),
         {k: _decode_value(v) for k, v in d.get("oracle_kwargs", {}).items()},
         d.get("ulps"),
+        bool(d.get("signed_zeros", False)),
     )
 
 

@@ -443,8 +443,8 @@ def random_order_sum(kernel):
 
     rng = np.random.default_rng(0)
 
-    def faulty(inp, dims, **kw):
-        out = kernel(inp, dims, **kw)
+    def faulty(inp, dims, *rest):
+        out = kernel(inp, dims, *rest)
         x = _host(inp)
         if not (out.dtype.is_floating_point or out.dtype.is_complex) or x.size < 2:
             return out

@@ -43,15 +43,17 @@ def _strided_second(kernel):
 
 
 def _broadcast_first_row(kernel):
-    """A binary kernel that, for a stride-0 operand, reads every row from the other operand's first row."""
+    """A binary kernel that reads a stride-0 operand's storage past its one row (zero-filled memory)."""
+
+    def dense(t):
+        if not any(s == 0 and n > 1 for s, n in zip(t.stride(), t.shape)):
+            return t
+        host = np.zeros(tuple(t.shape), t.dtype.numpy)
+        host[(0,) * (t.ndim - 1)] = native(t)[(0,) * (t.ndim - 1)]
+        return wrap(host, t.dtype)
 
     def faulty(a, b):
-        out = kernel(a, b)
-        if any(s == 0 and n > 1 for t in (a, b) for s, n in zip(t.stride(), t.shape)) and out.ndim:
-            host = np.array(native(out))
-            host[...] = host[:1]
-            return wrap(host, out.dtype)
-        return out
+        return kernel(dense(a), dense(b))
 
     return faulty
 
@@ -59,10 +61,10 @@ def _broadcast_first_row(kernel):
 def _keepdim_lost(kernel):
     """A reduction over the last dim only, whatever dims it was asked for."""
 
-    def faulty(inp, dims, **kw):
+    def faulty(inp, dims, *rest):
         if dims and inp.ndim > 1:
             dims = [inp.ndim - 1 - (d % inp.ndim) for d in dims]
-        return kernel(inp, dims, **kw)
+        return kernel(inp, dims, *rest)
 
     return faulty
 
@@ -114,8 +116,8 @@ def _no_error_dropping(kernel):
 def _mutates_sorted(kernel):
     """``prims::cumsum`` that also writes its result into its input."""
 
-    def faulty(a, dim, **kw):
-        out = kernel(a, dim, **kw)
+    def faulty(a, dim, *rest):
+        out = kernel(a, dim, *rest)
         if out.dtype == a.dtype and a.numel():
             native(a)[...] = native(out)
         return out
@@ -188,8 +190,8 @@ def _argmax_int32(kernel):
 
 
 def _var_no_correction(kernel):
-    def faulty(inp, dims, correction, **kw):
-        return kernel(inp, dims, 0.0, **kw)
+    def faulty(inp, dims, correction, *rest):
+        return kernel(inp, dims, 0.0, *rest)
 
     return faulty
 
@@ -215,7 +217,7 @@ FAULTS = {
     "add_f32": ("prims::add", _np(np.subtract, (F32,)), "prims::add,add.Tensor", "values"),
     "mul_i8": ("prims::mul", _np(lambda a, b: a * b + 1, (I8,)), "prims::mul,mul.Tensor", "values"),
     "exp_bf16": ("prims::exp", _np(lambda x: np.exp(x) * 1.05, (BF16,)), "prims::exp,exp", "values"),
-    "sqrt_f64": ("prims::sqrt", _np(lambda x: np.sqrt(x).astype(np.float32), (F64,)), "prims::sqrt,sqrt", "values"),
+    "sqrt_f64": ("prims::sqrt", _np(lambda x: np.sqrt(x) * (1 + 1e-6), (F64,)), "prims::sqrt,sqrt", "values"),
     # wrong result dtype
     "abs_dtype": ("prims::abs", T.wrong_dtype(F64), "prims::abs,abs", "meta"),
     "argmax_dtype": ("prims::argmax", _argmax_int32, "prims::argmax,argmax", "meta"),
@@ -228,7 +230,7 @@ FAULTS = {
     "add_broadcast": ("prims::add", _broadcast_first_row, "prims::add,add.Tensor", "values"),
     "where_broadcast": ("prims::where", _where_swapped_broadcast, "prims::where,where.self", "values"),
     # reduction dims
-    "sum_dims": ("prims::sum", _keepdim_lost, "prims::sum,sum.dim_IntList", "values"),
+    "sum_dims": ("prims::sum", _keepdim_lost, "prims::sum,sum.dim_IntList", "meta"),
     "var_correction": ("prims::var", _var_no_correction, "prims::var,var.correction", "values"),
     # NaN, inf, -0.0
     "maximum_nan": ("prims::maximum", _fmax_nan, "prims::maximum,maximum", "values"),

@@ -114,6 +114,7 @@ class SampleInput:
     desc: str = ""
     oracle_kwargs: dict = field(default_factory=dict)
     ulps: float | None = None
+    signed_zeros: bool = False  # zeros must match the oracle's sign (the special-value probes)
 
     def arrs(self) -> list[Arr]:
         """Every :class:`Arr` of the sample, in argument order."""
