@@ -175,9 +175,10 @@ _FORMATS = {"float16": (11, -14), "bfloat16": (8, -126), "float32": (24, -126), 
 def ulp(values, dtype) -> np.ndarray:
     """The unit in the last place of ``values`` (float64) in the floating ``dtype`` (subnormals included)."""
     bits, emin = _FORMATS[dtype.to_real().name]
+    magnitude = np.abs(np.asarray(values, np.float64))
     with quiet():
-        _, exponent = np.frexp(np.abs(np.asarray(values, np.float64)))
-    exponent = np.maximum(exponent - 1, emin)
+        _, exponent = np.frexp(magnitude)
+    exponent = np.where(magnitude == 0, emin, np.maximum(exponent - 1, emin))
     return np.ldexp(1.0, exponent - bits + 1)
 
 
