@@ -410,7 +410,23 @@ def first_difference(first: list, second: list) -> dict | None:
 
 
 def _declared_nondeterministic(ctx: Context, info: OpInfo, sample: SampleInput) -> str | None:
-    """The dispatcher's error if deterministic mode refuses a kernel the sample runs (None if it runs)."""
+    """Why the sample may give other bits on another run (None if every kernel it runs is deterministic).
+
+    A prim's own kernel must be registered ``deterministic=False`` (``opweave.dispatch.explain``
+    says which kernel runs); a canonical op may differ when it is tagged
+    ``nondeterministic_bitwise`` (its prims are then checked on their own entries), or when
+    deterministic mode refuses a kernel it runs.
+    """
+    if info.op.kind == "prim":
+        try:
+            args, kwargs = build(sample, ctx.device)
+            declared = getattr(ow.dispatch.explain(info.op, *args, **kwargs), "nondeterministic", False)
+        except Exception:
+            declared = False
+        if declared:
+            return f"{info.name}'s kernel on {ctx.backend} is registered deterministic=False"
+    elif info.nondeterministic:
+        return f"{info.name} is tagged nondeterministic_bitwise"
     was = ow.are_deterministic_algorithms_enabled()
     warn_only = ow.is_deterministic_algorithms_warn_only_enabled()
     ow.use_deterministic_algorithms(True)

@@ -112,11 +112,13 @@ def wrap_kernel(backend: ShadowBackend, fn):
     return kernel
 
 
-def shadow_plugin(name: str, faults: dict | None = None, missing=(), config: dict | None = None):
+def shadow_plugin(name: str, faults: dict | None = None, missing=(), config: dict | None = None, nondeterministic=()):
     """A plugin module declaring device type ``name`` with the CPU's prim kernels, some of them faulty.
 
     ``faults`` maps prim names to ``fault(cpu_kernel) -> kernel``; ``missing`` lists prims
-    without a kernel; ``config`` is what its ``opweave_conformance_config`` hook returns.
+    without a kernel; ``config`` is what its ``opweave_conformance_config`` hook returns;
+    ``nondeterministic`` lists prims registered ``deterministic=False`` (deterministic mode
+    then uses the CPU's kernel, as a backend's deterministic alternative).
     """
     faults = dict(faults or {})
     backend = ShadowBackend(name)
@@ -138,7 +140,9 @@ def shadow_plugin(name: str, faults: dict | None = None, missing=(), config: dic
                 kernel = fault(wrap_kernel(backend, fn))
             else:
                 kernel = wrap_kernel(backend, fault(fn) if fault is not None else fn)
-            registry.impl(op, kernel, backend=name)
+            registry.impl(op, kernel, backend=name, deterministic=op not in nondeterministic)
+            if op in nondeterministic:
+                registry.deterministic_impl(op, wrap_kernel(backend, fn), backend=name)
 
     @ow.hookimpl
     def opweave_conformance_config(backend):
@@ -149,11 +153,11 @@ def shadow_plugin(name: str, faults: dict | None = None, missing=(), config: dic
     return module
 
 
-def install(name: str, faults=None, missing=(), config=None):
+def install(name: str, faults=None, missing=(), config=None, nondeterministic=()):
     """Register :func:`shadow_plugin` (once per device type) and return its backend."""
     loaded = {s.name for s in ow.backends.status(load_all=False) if s.loaded}
     if name not in loaded:
-        ow.backends.register_plugin(shadow_plugin(name, faults, missing, config), name=name)
+        ow.backends.register_plugin(shadow_plugin(name, faults, missing, config, nondeterministic), name=name)
     return ow.backends.get(name)
 
 

@@ -155,11 +155,13 @@ def _resolve(op, keyset: int):
 def _slot(op, layer: Layer, backend: str | None, keyset: int):
     """The kernel for one (layer, backend) slot and the reason, or None."""
     kernel = op._kernels.get((layer, backend)) or op._kernels.get((layer, None))
+    note = "" if kernel is None or kernel.deterministic else " (registered nondeterministic)"
     if kernel is not None and keyset & _keys.MODE_DETERMINISTIC and not kernel.deterministic:
         kernel = _deterministic_alternative(op, layer, backend, kernel)
+        note = " (its deterministic alternative)"
     if kernel is not None:
         where = backend if (layer, backend) in op._kernels else "every backend"
-        return _finish(op, kernel, layer, keyset), f"{layer.name}×{where}: kernel from {kernel.source}"
+        return _finish(op, kernel, layer, keyset), f"{layer.name}×{where}: kernel from {kernel.source}{note}"
     if layer is Layer.Dense and op._composite_explicit is not None:
         k = op._composite_explicit
         if keyset & _keys.MODE_DETERMINISTIC and not k.deterministic:
@@ -304,6 +306,11 @@ class Explanation:
 
     def __init__(self, op, keyset: int, kernel, reasons):
         self.op, self.keyset, self.kernel, self.reasons = op, keyset, kernel, reasons
+
+    @property
+    def nondeterministic(self) -> bool:
+        """Whether the chosen kernel is registered ``deterministic=False`` (results may differ bitwise)."""
+        return any(r.endswith("(registered nondeterministic)") for r in self.reasons)
 
     def __str__(self):
         return f"{self.op.name}\n  " + "\n  ".join(self.reasons)
