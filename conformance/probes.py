@@ -84,8 +84,19 @@ NO_LIMITS = (
 #: 16-bit ops without a precision probe: polynomials take the degree from a tensor (65504 terms); sinc
 #: has a zero at every integer, which every large bfloat16 is; gelu, silu and tanhshrink are core
 #: decompositions that round to 16 bits between steps where PyTorch computes in float32 (a known
-#: deviation of the core, shared by every backend: see docs/conformance.md).
-NO_PRECISION = ("*polynomial*", "*sinc*", "gelu", "silu", "tanhshrink")
+#: deviation of the core, shared by every backend: see docs/conformance.md); rounding divisions and
+#: remainders are discontinuous (close operands put the quotient next to an integer).
+NO_PRECISION = (
+    "*polynomial*",
+    "*sinc*",
+    "gelu",
+    "silu",
+    "tanhshrink",
+    "*_mode",
+    "*floor_divide*",
+    "*remainder*",
+    "*fmod*",
+)
 #: Ops without the special-value probe: at nan/inf/-0.0 the oracle and the CPU reference backend
 #: disagree for these (to be settled against PyTorch, op by op; see docs/conformance.md).
 NO_SPECIALS = (
