@@ -293,6 +293,37 @@ FAULTS = {
 }
 
 
+def _index_put_random_order(kernel):
+    """``prims::index_put`` with ``accumulate=True`` adding duplicates in a random (atomic) order."""
+    rng = np.random.default_rng(0)
+
+    def faulty(a, indices, values, accumulate):
+        if not accumulate or not (a.dtype.is_floating_point or a.dtype.is_complex):
+            return kernel(a, indices, values, accumulate)
+        flat = [i for i in indices if i is not None]
+        if not flat or any(i.dtype is ow.bool for i in flat) or flat[0].numel() < 2:
+            return kernel(a, indices, values, accumulate)
+        n = flat[0].shape[0] if flat[0].ndim else 1
+        v = np.broadcast_to(native(values), (n,) + tuple(native(values).shape[1:])) if native(values).ndim else None
+        if v is None or any(i.ndim != 1 or i.shape[0] != n for i in flat):
+            return kernel(a, indices, values, accumulate)
+        out = a
+        for k in rng.permutation(n):
+            one = [None if i is None else wrap(native(i)[k : k + 1].copy(), i.dtype) for i in indices]
+            out = kernel(out, one, wrap(np.ascontiguousarray(v[k : k + 1]), values.dtype), True)
+        return out
+
+    return faulty
+
+
+FAULTS["index_put_order"] = (
+    "prims::index_put",
+    _index_put_random_order,
+    "prims::index_put,index_put",
+    "determinism",
+)
+
+
 @pytest.mark.parametrize("name", sorted(FAULTS))
 def test_planted_fault_is_caught_and_named(name):
     prim, fault, ops, check = FAULTS[name]
