@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import math
+import traceback
 import warnings
 from dataclasses import dataclass, field
 
@@ -99,13 +101,25 @@ def call(op, args, kwargs):
 # -- values ------------------------------------------------------------------------------------
 
 
-def compare(actual, expected, dtype, rtol: float, atol: float, exact: bool = False) -> dict | None:
+def compare(
+    actual,
+    expected,
+    dtype,
+    rtol: float,
+    atol: float,
+    exact: bool = False,
+    ulps: float | None = None,
+    signed_zeros: bool = False,
+) -> dict | None:
     """``None`` if ``actual`` matches ``expected`` (rounded to ``dtype``) within tolerance, else the evidence.
 
     Integers and bool compare exactly; floating values match nan for nan, infinities
-    exactly, and finite values within ``atol + rtol * |expected|`` (complex: both parts).
-    The integers of quantized dtypes compare within ``atol`` when one is given (``atol=1``:
-    one quantization step, for engines whose requantization rounds differently).
+    exactly, and finite values within ``atol + rtol * |expected|`` (complex: both parts),
+    or, when ``ulps`` is given, within ``ulps`` units in the last place of the rounded
+    expected value in ``dtype`` (:func:`ulp`); with ``signed_zeros`` a zero must have the
+    expected zero's sign (``-0.0`` is not ``0.0``). The integers of quantized dtypes compare
+    within ``atol`` when one is given (``atol=1``: one quantization step, for engines whose
+    requantization rounds differently).
     """
     actual = np.asarray(actual)
     expected = np.asarray(expected)
@@ -121,10 +135,14 @@ def compare(actual, expected, dtype, rtol: float, atol: float, exact: bool = Fal
         a, w = widen(actual), widen(want)
         if exact:
             rtol = atol = 0.0
-        if a.dtype.kind == "c" or w.dtype.kind == "c":
+        if ulps is not None and dtype is not None and not exact and w.dtype.kind == "f":
+            bad = _bad_ulps(a.astype(np.float64), w.astype(np.float64), dtype, ulps)
+        elif a.dtype.kind == "c" or w.dtype.kind == "c":
             bad = _bad_complex(a.astype(np.complex128), w.astype(np.complex128), rtol, atol)
         else:
             bad = _bad(a.astype(np.float64), w.astype(np.float64), rtol, atol)
+        if signed_zeros:
+            bad = bad | _zero_signs_differ(a, w)
     bad = np.asarray(bad)
     if not bad.any():
         return None
@@ -135,6 +153,12 @@ def compare(actual, expected, dtype, rtol: float, atol: float, exact: bool = Fal
     ]
     if not bad.shape:
         examples = [{"index": [], "actual": _scalar(actual), "expected": _scalar(want)}]
+    if ulps is not None and dtype is not None and dtype.is_floating_point:
+        for e in examples:
+            a, w = (float(np.float64(e[k])) for k in ("actual", "expected"))
+            if math.isfinite(a) and math.isfinite(w):
+                e["ulps"] = round(abs(a - w) / float(ulp(np.float64(w), dtype)), 1)
+        return {"mismatched": int(bad.sum()), "total": int(bad.size), "ulps": ulps, "examples": examples}
     return {
         "mismatched": int(bad.sum()),
         "total": int(bad.size),
@@ -142,6 +166,43 @@ def compare(actual, expected, dtype, rtol: float, atol: float, exact: bool = Fal
         "atol": atol,
         "examples": examples,
     }
+
+
+#: (precision in bits, minimum normal exponent) of the floating dtypes, for :func:`ulp`.
+_FORMATS = {"float16": (11, -14), "bfloat16": (8, -126), "float32": (24, -126), "float64": (53, -1022)}
+
+
+def ulp(values, dtype) -> np.ndarray:
+    """The unit in the last place of ``values`` (float64) in the floating ``dtype`` (subnormals included)."""
+    bits, emin = _FORMATS[dtype.to_real().name]
+    magnitude = np.abs(np.asarray(values, np.float64))
+    with quiet():
+        _, exponent = np.frexp(magnitude)
+    exponent = np.where(magnitude == 0, emin, np.maximum(exponent - 1, emin))
+    return np.ldexp(1.0, exponent - bits + 1)
+
+
+def _zero_signs_differ(a, w):
+    parts = [(a.real, w.real), (a.imag, w.imag)] if a.dtype.kind == "c" or w.dtype.kind == "c" else [(a, w)]
+    out = False
+    for x, y in parts:
+        x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+        out = out | ((x == 0) & (y == 0) & (np.signbit(x) != np.signbit(y)))
+    return out
+
+
+_F32_TINY = 2.0**-126
+
+
+def _bad_ulps(a, w, dtype, ulps):
+    with quiet():
+        nan_a, nan_w = np.isnan(a), np.isnan(w)
+        finite = np.isfinite(a) & np.isfinite(w)
+        bad = nan_a != nan_w
+        bad |= ~nan_a & ~nan_w & ~finite & (a != w)
+        bad |= finite & (np.abs(a - w) > ulps * ulp(w, dtype))
+        bad &= ~((a == 0) & (np.abs(w) < _F32_TINY))  # 16-bit ops compute in float32, which may flush
+    return bad
 
 
 def _bad(a, w, rtol, atol):
@@ -191,8 +252,16 @@ def _expected_outputs(info: OpInfo, sample: SampleInput) -> list:
         return _flatten(info.oracle(*args, **kwargs))
 
 
-def check_values(ctx: Context, info: OpInfo, result, expected: list, where: str = "values") -> None:
-    """Each output of ``result`` matches the corresponding expected value within the op's tolerance."""
+def check_values(
+    ctx: Context,
+    info: OpInfo,
+    result,
+    expected: list,
+    where: str = "values",
+    ulps: float | None = None,
+    signed_zeros: bool = False,
+) -> None:
+    """Each output of ``result`` matches the corresponding expected value within the op's tolerance (or ``ulps``)."""
     outputs = _flatten(result)
     if len(outputs) != len(expected):
         raise CheckFailure(where, f"{len(outputs)} outputs but the oracle gives {len(expected)}")
@@ -202,7 +271,7 @@ def check_values(ctx: Context, info: OpInfo, result, expected: list, where: str 
         label = f"output {i}" if len(outputs) > 1 else "output"
         if isinstance(out, ow.Tensor):
             rtol, atol = ctx.tolerance(info, out.dtype)
-            bad = compare(to_host(out), want, out.dtype, rtol, atol)
+            bad = compare(to_host(out), want, out.dtype, rtol, atol, ulps=ulps, signed_zeros=signed_zeros)
         else:
             bad = _compare_python(out, want, info, ctx)
         if bad:
@@ -242,7 +311,19 @@ def run_on_device(ctx: Context, op, sample: SampleInput):
         raise _explain_error(ctx, op, sample, exc) from None
 
 
+def last_frames(exc: BaseException, n: int = 4) -> list[str]:
+    """The last ``n`` frames of ``exc``'s traceback, one line each: ``file:line in function: source``."""
+    frames = traceback.extract_tb(exc.__traceback__)[-n:]
+    return [f"{f.filename}:{f.lineno} in {f.name}: {(f.line or '').strip()}" for f in frames]
+
+
 def _explain_error(ctx: Context, op, sample: SampleInput, exc: Exception) -> CheckFailure:
+    failure = _explain(ctx, op, sample, exc)
+    failure.details.setdefault("traceback", last_frames(exc))
+    return failure
+
+
+def _explain(ctx: Context, op, sample: SampleInput, exc: Exception) -> CheckFailure:
     detail = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, ow.backends.KernelError) and exc.mismatch:  # the dispatcher compared the result with meta
         return CheckFailure("meta", str(exc))
@@ -260,8 +341,12 @@ def _explain_error(ctx: Context, op, sample: SampleInput, exc: Exception) -> Che
     return CheckFailure("run", f"raises {detail}; the reference backend runs this sample")
 
 
-def check_functional(ctx: Context, info: OpInfo, sample: SampleInput, first: bool = False) -> list[str]:
-    """Run every check of a functional op on one sample; return notes (things checked but worth saying)."""
+def check_functional(ctx: Context, info: OpInfo, sample: SampleInput, first: bool = False, rerun: bool = True) -> list:
+    """Run every check of a functional op on one sample; return notes (things checked but worth saying).
+
+    ``first`` adds the deterministic-mode double run (ops tagged nondeterministic); ``rerun``
+    runs the sample a second time and compares the bits (:func:`check_reproducible`).
+    """
     notes = []
     op = info.op
     args, kwargs, result = run_on_device(ctx, op, sample)
@@ -276,18 +361,128 @@ def check_functional(ctx: Context, info: OpInfo, sample: SampleInput, first: boo
     elif info.random:
         notes += check_random(ctx, info, sample, result)
     elif info.oracle is not None:
-        check_values(ctx, info, result, _expected_outputs(info, sample))
+        expected = _expected_outputs(info, sample)
+        check_values(ctx, info, result, expected, ulps=sample.ulps, signed_zeros=sample.signed_zeros)
     elif not ctx.is_reference:
         ref_args, ref_kwargs = build(sample, REFERENCE)
         reference = call(op, ref_args, ref_kwargs)
         check_values(ctx, info, result, [_host_or_value(r) for r in _flatten(reference)], where="reference")
     if not info.returns_view and not info.may_alias:
         check_no_alias(info, args, kwargs, result)
+    host = [_host_or_value(r) for r in _flatten(result)] if rerun and _reproducible(info) else None
     del result, args, kwargs
     if info.returns_view:
         check_aliasing(ctx, info, sample)
+    if host is not None:
+        notes += check_reproducible(ctx, info, sample, host)
     if first and info.nondeterministic and hasattr(ow, "use_deterministic_algorithms"):
         notes += check_deterministic(ctx, info, sample)
+    return notes
+
+
+def _reproducible(info: OpInfo) -> bool:
+    """Whether two runs of ``info`` on the same inputs must give the same bits (not random, not undefined)."""
+    return not info.random and not info.values_undefined and not (info.functional or info).random
+
+
+def run_host(ctx: Context, info: OpInfo, sample: SampleInput) -> list:
+    """The outputs of ``sample`` on the backend, as NumPy arrays (other values as they are)."""
+    args, kwargs = build(sample, ctx.device)
+    return [_host_or_value(r) for r in _flatten(call(info.op, args, kwargs))]
+
+
+def first_difference(first: list, second: list) -> dict | None:
+    """Evidence of the first output whose bits differ between two runs (None if none does)."""
+    for i, (a, b) in enumerate(zip(first, second)):
+        if not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray) or same_bits(a, b):
+            continue
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return {"output": i, "reason": f"run 1 gave {a.dtype}{list(a.shape)}, run 2 {b.dtype}{list(b.shape)}"}
+        va, vb = a.reshape(-1).view(np.uint8).reshape(a.size, -1), b.reshape(-1).view(np.uint8).reshape(b.size, -1)
+        differ = (va != vb).any(axis=1).reshape(a.shape)
+        idx = np.argwhere(differ)[:5]
+        examples = [
+            {"index": [int(j) for j in ix], "run 1": _scalar(a[tuple(ix)]), "run 2": _scalar(b[tuple(ix)])}
+            for ix in idx
+        ]
+        if not a.shape:
+            examples = [{"index": [], "run 1": _scalar(a), "run 2": _scalar(b)}]
+        return {"output": i, "mismatched": int(differ.sum()), "total": int(differ.size), "examples": examples}
+    return None
+
+
+def _declared_nondeterministic(ctx: Context, info: OpInfo, sample: SampleInput) -> str | None:
+    """Why the sample may give other bits on another run (None if every kernel it runs is deterministic).
+
+    A prim's own kernel must be registered ``deterministic=False`` (``opweave.dispatch.explain``
+    says which kernel runs); a canonical op may differ when it is tagged
+    ``nondeterministic_bitwise`` (its prims are then checked on their own entries), or when
+    deterministic mode refuses a kernel it runs.
+    """
+    if info.op.kind == "prim":
+        try:
+            args, kwargs = build(sample, ctx.device)
+            declared = getattr(ow.dispatch.explain(info.op, *args, **kwargs), "nondeterministic", False)
+        except Exception:
+            declared = False
+        if declared:
+            return f"{info.name}'s kernel on {ctx.backend} is registered deterministic=False"
+    elif info.nondeterministic:
+        return f"{info.name} is tagged nondeterministic_bitwise"
+    was = ow.are_deterministic_algorithms_enabled()
+    warn_only = ow.is_deterministic_algorithms_warn_only_enabled()
+    ow.use_deterministic_algorithms(True)
+    try:
+        run_host(ctx, info, sample)
+    except RuntimeError as exc:
+        return str(exc)
+    except Exception:
+        return None
+    finally:
+        ow.use_deterministic_algorithms(was, warn_only=warn_only)
+    return None
+
+
+def check_reproducible(ctx: Context, info: OpInfo, sample: SampleInput, first: list) -> list[str]:
+    """A second run of ``sample`` gives the bits of the first, unless a kernel it runs is declared nondeterministic.
+
+    A kernel is declared nondeterministic by registering it with ``deterministic=False``:
+    deterministic mode then uses a deterministic alternative or raises, which is how the
+    check tells a declared kernel from an undeclared one.
+    """
+    second = run_host(ctx, info, sample)
+    diff = first_difference(first, second)
+    if diff is None:
+        return []
+    if not hasattr(ow, "use_deterministic_algorithms"):
+        return []
+    refused = _declared_nondeterministic(ctx, info, sample)
+    if refused is not None:
+        return [f"results differ between two runs; a kernel is declared nondeterministic ({refused})"]
+    raise CheckFailure(
+        "determinism",
+        f"output {diff['output']} differs bit for bit between two runs of the same inputs, but every kernel it "
+        "runs is registered deterministic (a kernel whose result depends on thread or atomic order must be "
+        "registered with deterministic=False)",
+        **{k: v for k, v in diff.items() if k != "output"},
+    )
+
+
+def check_determinism_probe(ctx: Context, info: OpInfo, sample: SampleInput) -> list[str]:
+    """Wide-magnitude samples of accumulating ops: two runs agree bitwise, and so do two in deterministic mode.
+
+    Deterministic mode runs a different kernel only where one is declared nondeterministic (the
+    op's tag, or the two runs differed and deterministic mode refused it); only then is it run twice.
+    """
+    try:
+        first = run_host(ctx, info, sample)
+    except NotImplementedKernel:
+        raise
+    except Exception:  # the probe's values are not valid for this op (a singular matrix...): nothing to compare
+        return []
+    notes = check_reproducible(ctx, info, sample, first)
+    if hasattr(ow, "use_deterministic_algorithms") and (notes or info.nondeterministic):
+        notes += check_deterministic(ctx, info, sample)  # where deterministic mode may select another kernel
     return notes
 
 
@@ -549,17 +744,19 @@ def check_deterministic(ctx: Context, info: OpInfo, sample: SampleInput) -> list
     warn_only = ow.is_deterministic_algorithms_warn_only_enabled()
     ow.use_deterministic_algorithms(True)
     try:
-        runs = []
-        for _ in range(2):
-            args, kwargs = build(sample, ctx.device)
-            runs.append([_host_or_value(r) for r in _flatten(call(info.op, args, kwargs))])
+        runs = [run_host(ctx, info, sample) for _ in range(2)]
     except RuntimeError as exc:
         return [f"raises RuntimeError in deterministic mode: {exc}"]
     finally:
         ow.use_deterministic_algorithms(was, warn_only=warn_only)
-    for i, (a, b) in enumerate(zip(*runs)):
-        if isinstance(a, np.ndarray) and not same_bits(a, b):
-            raise CheckFailure("deterministic", f"output {i}: two runs in deterministic mode differ bitwise")
+    diff = first_difference(*runs)
+    if diff is not None:
+        raise CheckFailure(
+            "deterministic",
+            f"output {diff['output']}: two runs in deterministic mode (use_deterministic_algorithms(True)) "
+            "differ bitwise: a kernel it selects there is not deterministic",
+            **{k: v for k, v in diff.items() if k != "output"},
+        )
     return []
 
 
@@ -586,6 +783,7 @@ def check_error_input(ctx: Context, info: OpInfo, err: ErrorInput) -> None:
         raise CheckFailure(
             "errors",
             f"{err.sample.desc or 'invalid input'}: raises {type(exc).__name__} ({exc}), expected {err.error.__name__}",
+            traceback=last_frames(exc),
         ) from None
     raise CheckFailure("errors", f"{err.sample.desc or 'invalid input'}: no error, expected {err.error.__name__}")
 

@@ -259,7 +259,10 @@ class Report:
             rows = [r for r in self.ops if r.status == status]
             if rows:
                 lines.append(f"\n{title}:")
-                lines += [f"  {r.name}: {r.reason}" for r in rows]
+                for r in rows:
+                    lines.append(f"  {r.name}: {r.reason}")
+                    if status == "fail" and r.first_failure is not None:
+                        lines += evidence_lines(r.first_failure)
         fallback = [r for r in self.ops if r.fallback]
         if fallback:
             prims = Counter(p for r in fallback for p in r.fallback)
@@ -275,6 +278,38 @@ class Report:
             lines.append(f"\nnot implemented: {len(missing)} ops; missing kernels (ops affected):")
             lines += [f"  {k}: no kernel ({n} ops)" for k, n in kernels.most_common(20)]
         return lines
+
+
+def evidence_lines(result: DtypeResult, indent: str = "      ") -> list[str]:
+    """What a vendor needs to act on a failure: the sample, up to five mismatching elements, the tolerance,
+    and the last frames of a raising kernel's traceback."""
+    d = result.details or {}
+    lines = []
+    if result.sample_index is not None:
+        desc = (result.inputs or {}).get("desc") or ""
+        lines.append(f"{indent}sample {result.sample_index}" + (f" ({desc})" if desc else ""))
+    if "mismatched" in d:
+        if "ulps" in d:
+            tol = f"tolerance {d['ulps']} ulp"
+        elif "rtol" in d:
+            tol = f"tolerance rtol={d['rtol']:g} atol={d['atol']:g}"
+        else:
+            tol = "bit for bit"
+        lines.append(f"{indent}{d['mismatched']} of {d['total']} elements differ ({tol}):")
+    for e in d.get("examples", [])[:5]:
+        where = f"[{', '.join(str(i) for i in e.get('index', []))}]"
+        if "expected" in e:
+            extra = f" ({e['ulps']} ulp)" if "ulps" in e else ""
+            lines.append(f"{indent}  {where}: expected {e['expected']}, actual {e['actual']}{extra}")
+        else:
+            lines.append(f"{indent}  {where}: run 1 {e.get('run 1')}, run 2 {e.get('run 2')}")
+    if "reason" in d:
+        lines.append(f"{indent}{d['reason']}")
+    frames = d.get("traceback") or []
+    if frames:
+        lines.append(f"{indent}traceback (last frames):")
+        lines += [f"{indent}  {f}" for f in frames]
+    return lines
 
 
 def _missing_kernel(reason: str | None) -> str:

@@ -21,7 +21,7 @@ import numpy as np
 import opweave as ow
 from opweave import dispatch as ow_dispatch
 
-from . import checks, opdb
+from . import checks, opdb, probes
 from .checks import CheckFailure, Context, NotImplementedKernel
 from .opdb._core import ALL, OpInfo, seed_for, take
 from .report import BackendCheck, DtypeResult, OpResult, Report
@@ -33,6 +33,9 @@ PROFILES = {
     "quick": {"samples": 5, "generated": 1, "search": 0},
     "full": {"samples": 16, "generated": 3, "search": 8},
 }
+#: The extra checks: "rerun" runs every functional sample twice (bits compared), the others are the
+#: probe kinds of :mod:`.probes` the runner adds after each functional op's samples.
+PROBES = ("rerun", "limits", "precision", "specials", "negative-index", "determinism", "index-errors")
 #: The dtypes the search runs in (one per category: layouts, shapes and special values are what it varies).
 SEARCH_DTYPES = frozenset({"bool", "int64", "float16", "float32", "complex64"})
 
@@ -179,8 +182,11 @@ class Runner:
             result.samples += 1
             result.record(outcome, "hypothesis", encode_sample(sample))
             return result.finish(info, xfail)
-        if info.error_inputs is not None and info.variant is None:
-            outcome = self._run_errors(info, dtype, rng)
+        if info.variant is None:
+            probe_rng = np.random.default_rng(seed_for(self.seed, info.name, label, "probes"))
+            outcome = self._run_probes(info, dtype, samples, probe_rng, result)
+            if outcome is None:
+                outcome = self._run_errors(info, dtype, rng, samples, probe_rng)
             if outcome is not None:
                 result.record(outcome[0], outcome[1], outcome[2])
         if not result.samples and result.status == "pass":
@@ -214,18 +220,54 @@ class Runner:
                 first = index == 0 and info.name not in self._deterministic_checked
                 if first:
                     self._deterministic_checked.add(info.name)
-                remarks = checks.check_functional(self.ctx, info, sample, first=first)
+                rerun = "rerun" in PROBES and (index == 0 or probes.accumulates(info))
+                remarks = checks.check_functional(self.ctx, info, sample, first=first, rerun=rerun)
                 if notes is not None:
                     notes.extend(remarks)
             checks.check_allocator(self.ctx, before)
         except (CheckFailure, NotImplementedKernel) as exc:
             return exc
         except Exception as exc:  # an oracle or harness error: still a failure, with the cause
-            return CheckFailure("harness", f"{type(exc).__name__}: {exc}")
+            return CheckFailure("harness", f"{type(exc).__name__}: {exc}", traceback=checks.last_frames(exc))
         return None
 
-    def _run_errors(self, info: OpInfo, dtype, rng):
-        for index, err in enumerate(info.error_inputs(rng, dtype) or ()):
+    def _run_probes(self, info: OpInfo, dtype, samples: list, rng, result: DtypeResult):
+        """The edge-case probes of :mod:`.probes`: ``(failure, label, inputs)`` of the first that fails, or None."""
+        valued = [("limits", probes.limit_samples), ("precision", probes.precision_samples)]
+        valued.append(("specials", probes.special_samples))
+        valued.append(("negative-index", probes.negative_index_samples))
+        valued = [(k, m) for k, m in valued if k in PROBES]
+        for kind, make in valued:
+            for i, sample in enumerate(make(info, dtype, samples, rng)):
+                if self._skipped(sample):
+                    continue
+                outcome = self.run_sample(info, dtype, sample, f"{kind}-{i}", result.notes)
+                result.samples += 1
+                if isinstance(outcome, CheckFailure) and outcome.check == "sample":
+                    continue  # the reference backend rejects these values too: outside the op's domain
+                if outcome is not None:
+                    return outcome, f"{kind}-{i}", encode_sample(sample)
+        wide = probes.determinism_samples(info, dtype, samples, rng) if "determinism" in PROBES else []
+        for i, sample in enumerate(wide):
+            if self._skipped(sample):
+                continue
+            before = checks.allocated(self.ctx)
+            try:
+                result.notes.extend(checks.check_determinism_probe(self.ctx, info, sample))
+                checks.check_allocator(self.ctx, before)
+            except (CheckFailure, NotImplementedKernel) as exc:
+                return exc, f"determinism-{i}", encode_sample(sample)
+            except Exception as exc:
+                failure = CheckFailure("harness", f"{type(exc).__name__}: {exc}", traceback=checks.last_frames(exc))
+                return failure, f"determinism-{i}", encode_sample(sample)
+            result.samples += 1
+        return None
+
+    def _run_errors(self, info: OpInfo, dtype, rng, samples=(), probe_rng=None):
+        declared = list(info.error_inputs(rng, dtype) or ()) if info.error_inputs is not None else []
+        if probe_rng is not None and "index-errors" in PROBES:
+            declared += probes.index_error_inputs(info, dtype, list(samples), probe_rng)
+        for index, err in enumerate(declared):
             if self._skipped(err.sample):
                 continue
             try:

@@ -179,12 +179,17 @@ def _dtype(name: str):
 
 def encode_sample(sample: SampleInput) -> dict:
     """A JSON-able description of ``sample`` (tensors with values, dtype and layout)."""
-    return {
+    out = {
         "desc": sample.desc,
         "args": [_encode_value(v) for v in sample.args],
         "kwargs": {k: _encode_value(v) for k, v in sample.kwargs.items()},
         "oracle_kwargs": {k: _encode_value(v) for k, v in sample.oracle_kwargs.items()},
     }
+    if sample.ulps is not None:
+        out["ulps"] = sample.ulps
+    if sample.signed_zeros:
+        out["signed_zeros"] = True
+    return out
 
 
 def _encode_value(v):
@@ -214,6 +219,8 @@ def decode_sample(d: dict) -> SampleInput:
         {k: _decode_value(v) for k, v in d.get("kwargs", {}).items()},
         d.get("desc", ""),
         {k: _decode_value(v) for k, v in d.get("oracle_kwargs", {}).items()},
+        d.get("ulps"),
+        bool(d.get("signed_zeros", False)),
     )
 
 

@@ -115,11 +115,13 @@ def wrap_kernel(backend: ShadowBackend, fn):
     return kernel
 
 
-def shadow_plugin(name: str, faults: dict | None = None, missing=(), config: dict | None = None):
+def shadow_plugin(name: str, faults: dict | None = None, missing=(), config: dict | None = None, nondeterministic=()):
     """A plugin module declaring device type ``name`` with the CPU's prim kernels, some of them faulty.
 
     ``faults`` maps prim names to ``fault(cpu_kernel) -> kernel``; ``missing`` lists prims
-    without a kernel; ``config`` is what its ``opweave_conformance_config`` hook returns.
+    without a kernel; ``config`` is what its ``opweave_conformance_config`` hook returns;
+    ``nondeterministic`` lists prims registered ``deterministic=False`` (deterministic mode
+    then uses the CPU's kernel, as a backend's deterministic alternative).
     """
     faults = dict(faults or {})
     backend = ShadowBackend(name)
@@ -141,7 +143,9 @@ def shadow_plugin(name: str, faults: dict | None = None, missing=(), config: dic
                 kernel = fault(wrap_kernel(backend, fn))
             else:
                 kernel = wrap_kernel(backend, fault(fn) if fault is not None else fn)
-            registry.impl(op, kernel, backend=name)
+            registry.impl(op, kernel, backend=name, deterministic=op not in nondeterministic)
+            if op in nondeterministic:
+                registry.deterministic_impl(op, wrap_kernel(backend, fn), backend=name)
 
     @ow.hookimpl
     def opweave_conformance_config(backend):
@@ -152,11 +156,11 @@ def shadow_plugin(name: str, faults: dict | None = None, missing=(), config: dic
     return module
 
 
-def install(name: str, faults=None, missing=(), config=None):
+def install(name: str, faults=None, missing=(), config=None, nondeterministic=()):
     """Register :func:`shadow_plugin` (once per device type) and return its backend."""
     loaded = {s.name for s in ow.backends.status(load_all=False) if s.loaded}
     if name not in loaded:
-        ow.backends.register_plugin(shadow_plugin(name, faults, missing, config), name=name)
+        ow.backends.register_plugin(shadow_plugin(name, faults, missing, config, nondeterministic), name=name)
     return ow.backends.get(name)
 
 
@@ -305,3 +309,254 @@ def leaks(kernel):
 
 
 leaks.after_wrap = True  # wraps the device kernel, so the device tensors are what leaks
+
+
+# -- faults of the kinds random samples rarely reach (see :mod:`opweave_conformance.probes`) -----------
+
+
+def transformed(fn, dtypes=None):
+    """The kernel's result replaced by ``fn(kernel, *args)`` when the first tensor's dtype is in ``dtypes``."""
+
+    def fault(kernel):
+        def faulty(*args):
+            first = next((a for a in args if isinstance(a, ow.Tensor)), None)
+            if dtypes is None or (first is not None and first.dtype in dtypes):
+                return fn(kernel, *args)
+            return kernel(*args)
+
+        return faulty
+
+    return fault
+
+
+def with_args(change):
+    """The kernel called with ``change(args)`` instead of its arguments (off-by-one sizes, a dropped flag...)."""
+
+    def fault(kernel):
+        def faulty(*args):
+            return kernel(*change(list(args)))
+
+        return faulty
+
+    return fault
+
+
+def saturating(kernel):
+    """An integer kernel that clamps to the dtype's range instead of wrapping around (computes in int64/float)."""
+    from opweave_cpu._backend import wrap
+
+    def faulty(*args):
+        tensors = [a for a in args if isinstance(a, ow.Tensor)]
+        out = kernel(*args)
+        dt = out.dtype
+        if dt.is_floating_point or dt.is_complex or dt is ow.bool or not tensors:
+            return out
+        wide = [wrap(_host(t).astype(np.float64), ow.float64) if t.dtype is dt else t for t in tensors]
+        it = iter(wide)
+        exact = kernel(*[next(it) if isinstance(a, ow.Tensor) else a for a in args])
+        info = np.iinfo(dt.numpy)
+        return wrap(np.clip(np.rint(_host(exact)), info.min, info.max).astype(dt.numpy), dt)
+
+    return faulty
+
+
+def narrow_accumulator(narrow=np.int32):
+    """An integer reduction, scan or product that accumulates in ``narrow`` (int32) and widens the result."""
+
+    def fault(kernel):
+        from opweave_cpu._backend import wrap
+
+        def faulty(*args):
+            out = kernel(*args)
+            if out.dtype.is_floating_point or out.dtype.is_complex or out.dtype is ow.bool:
+                return out
+            cast = [
+                wrap(_host(a).astype(narrow), ow.dtype_of_numpy(np.dtype(narrow)))
+                if isinstance(a, ow.Tensor) and not (a.dtype.is_floating_point or a.dtype is ow.bool)
+                else a
+                for a in args
+            ]
+            with np.errstate(all="ignore"):
+                small = kernel(*cast)
+            return wrap(_host(small).astype(narrow).astype(out.dtype.numpy), out.dtype)
+
+        return faulty
+
+    return fault
+
+
+def float_accumulator(kernel):
+    """An integer kernel that computes in float64 (rounding beyond 2**53) and converts back."""
+    from opweave_cpu._backend import wrap
+
+    def faulty(*args):
+        out = kernel(*args)
+        if out.dtype.is_floating_point or out.dtype.is_complex or out.dtype is ow.bool:
+            return out
+        wide = [wrap(_host(a).astype(np.float64), ow.float64) if isinstance(a, ow.Tensor) else a for a in args]
+        with np.errstate(all="ignore"):
+            approx = _host(kernel(*wide))
+            return wrap(approx.astype(np.int64).astype(out.dtype.numpy), out.dtype)
+
+    return faulty
+
+
+def _clamped_index(kernel, index_pos, dim_of, mode):
+    from opweave_cpu._backend import wrap
+
+    def faulty(*args):
+        args = list(args)
+        size = dim_of(args)
+        i = _host(args[index_pos]).astype(np.int64)
+        if size:
+            fixed = np.clip(i, 0, size - 1) if mode == "clamp" else np.mod(i, size)
+            args[index_pos] = wrap(fixed.astype(args[index_pos].dtype.numpy), args[index_pos].dtype)
+        return kernel(*args)
+
+    return faulty
+
+
+def clamps_indices(index_pos: int, mode: str = "clamp", bound=None):
+    """An indexing kernel that clamps (``mode="clamp"``) or wraps (``"wrap"``) out-of-range indices instead of raising.
+
+    ``index_pos`` is the index tensor's position; ``bound(args)`` the size it indexes (default:
+    ``args[0].shape[args[1]]``, the dim-wise prims).
+    """
+
+    def dim_size(args):
+        a, d = args[0], args[1]
+        return 1 if a.ndim == 0 else a.shape[d % a.ndim]
+
+    return lambda kernel: _clamped_index(kernel, index_pos, bound or dim_size, mode)
+
+
+def shuffled(kernel_inputs, seed: int = 0):
+    """A kernel whose floating inputs are permuted at random before it runs: ``kernel_inputs(args, rng)``
+    returns the permuted arguments of an order-independent computation whose rounding depends on order
+    (a sum in thread or atomic order)."""
+    rng = np.random.default_rng(seed)
+
+    def fault(kernel):
+        def faulty(*args):
+            return kernel(*kernel_inputs(list(args), rng))
+
+        return faulty
+
+    return fault
+
+
+def random_order_sum(kernel):
+    """``prims::sum`` adding in a random order (thread-order reduction): right values, not reproducible bits."""
+    from opweave_cpu._backend import wrap
+
+    rng = np.random.default_rng(0)
+
+    def faulty(inp, dims, *rest):
+        out = kernel(inp, dims, *rest)
+        x = _host(inp)
+        if not (out.dtype.is_floating_point or out.dtype.is_complex) or x.size < 2:
+            return out
+        axes = tuple(range(x.ndim)) if dims is None else tuple(d % max(x.ndim, 1) for d in dims)
+        moved = np.moveaxis(x, axes, tuple(range(-len(axes), 0))) if axes else x[..., None]
+        flat = moved.reshape(moved.shape[: moved.ndim - max(len(axes), 1)] + (-1,)).astype(_host(out).dtype)
+        perm = rng.permutation(flat.shape[-1])
+        acc = np.zeros(flat.shape[:-1], flat.dtype)
+        with np.errstate(all="ignore"):
+            for k in perm:
+                acc = acc + flat[..., k]
+        return wrap(acc.reshape(out.shape).astype(out.dtype.numpy), out.dtype)
+
+    return faulty
+
+
+def random_order_accumulate(values_pos: int, index_pos: int, axis_of=lambda args: args[1]):
+    """An index accumulation (``index_add``, ``scatter_add``) adding duplicates in a random (atomic) order."""
+
+    def fault(kernel):
+        from opweave_cpu._backend import wrap
+
+        rng = np.random.default_rng(0)
+
+        def faulty(*args):
+            args = list(args)
+            index, values = args[index_pos], args[values_pos]
+            dt = values.dtype
+            if not (dt.is_floating_point or dt.is_complex) or index.numel() < 2:
+                return kernel(*args)
+            axis = axis_of(args) % max(index.ndim, 1)
+            i, v = _host(index), _host(values)
+            if index.ndim == 0:
+                return kernel(*args)
+            perm = rng.permutation(i.shape[axis])
+            if i.ndim == 1 and v.ndim >= 1 and v.shape[axis] == i.shape[0]:  # index_add: one index per slice
+                args[index_pos] = wrap(np.ascontiguousarray(i[perm]), index.dtype)
+                args[values_pos] = wrap(np.ascontiguousarray(np.take(v, perm, axis=axis)), dt)
+            elif i.shape == v.shape:  # scatter_add: permute along dim
+                args[index_pos] = wrap(np.ascontiguousarray(np.take(i, perm, axis=axis)), index.dtype)
+                args[values_pos] = wrap(np.ascontiguousarray(np.take(v, perm, axis=axis)), dt)
+            return _sequential_add(kernel, args, index_pos, values_pos)
+
+        return faulty
+
+    return fault
+
+
+def _sequential_add(kernel, args, index_pos, values_pos):
+    """Apply an accumulation one slice at a time (so the order of duplicates decides the rounding)."""
+    return kernel(*args) if args[index_pos].ndim != 1 else _one_by_one(kernel, args, index_pos, values_pos)
+
+
+def _one_by_one(kernel, args, index_pos, values_pos):
+    from opweave_cpu._backend import wrap
+
+    index, values, axis = args[index_pos], args[values_pos], args[1]
+    out = args[0]
+    i, v = _host(index), _host(values)
+    for k in range(i.shape[0]):
+        step = list(args)
+        step[0] = out
+        step[index_pos] = wrap(np.ascontiguousarray(i[k : k + 1]), index.dtype)
+        step[values_pos] = wrap(np.ascontiguousarray(np.take(v, [k], axis=axis % max(v.ndim, 1))), values.dtype)
+        out = kernel(*step)
+    return out
+
+
+def split_k_matmul(kernel):
+    """``prims::mm``/``bmm`` summing the inner dimension in random chunks (split-K in scheduling order)."""
+    from opweave_cpu._backend import wrap
+
+    rng = np.random.default_rng(0)
+
+    def faulty(a, b):
+        out = kernel(a, b)
+        if not (out.dtype.is_floating_point or out.dtype.is_complex):
+            return out
+        x, y = _host(a).astype(_host(out).dtype), _host(b).astype(_host(out).dtype)
+        k = x.shape[-1]
+        if k < 2:
+            return out
+        perm = rng.permutation(k)
+        acc = np.zeros(_host(out).shape, _host(out).dtype)
+        with np.errstate(all="ignore"):
+            for j in perm:
+                acc = acc + x[..., :, j : j + 1] * y[..., j : j + 1, :]
+        return wrap(acc.astype(out.dtype.numpy), out.dtype)
+
+    return faulty
+
+
+def computed_in(dtype_of, fn):
+    """A unary kernel computed by ``fn(numpy array)`` in the input's own (16-bit) dtype: a naive formula."""
+    from opweave_cpu._backend import wrap
+
+    def fault(kernel):
+        def faulty(a):
+            if a.dtype not in dtype_of:
+                return kernel(a)
+            with np.errstate(all="ignore"):
+                x = _host(a)
+                return wrap(np.asarray(fn(x)).astype(a.dtype.numpy), a.dtype)
+
+        return faulty
+
+    return fault

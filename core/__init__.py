@@ -58,6 +58,9 @@ float = float32  # noqa: A001
 int = int32  # noqa: A001
 
 
+from ._errors import IndexOutOfBoundsError  # noqa: E402
+
+
 class OutOfMemoryError(RuntimeError):
     """A device ran out of memory even after its allocator released its cache."""
 

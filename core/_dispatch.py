@@ -135,6 +135,11 @@ class Explanation:
         self.alternatives = list(alternatives)  # the candidates after the chosen one, in order
         self.declines = list(declines)  # what declined the last time such a call ran
 
+    @property
+    def nondeterministic(self) -> bool:
+        """Whether the chosen kernel is registered ``deterministic=False`` (results may differ bitwise)."""
+        return any(r.endswith("(registered nondeterministic)") for r in self.reasons)
+
     def __str__(self):
         lines = [self.op.name, *self.reasons]
         lines += [f"if it declines: {why}" for why in self.alternatives]

@@ -262,9 +262,12 @@ class Dispatcher:
             if stack:
                 own = key[1] is not None
                 kernel = stack[-1]
+                note = "" if kernel.deterministic else " (registered nondeterministic)"
                 if deterministic and not kernel.deterministic:
                     kernel = self._deterministic_alternative(op, layer, backend, kernel)
-                yield self._finish(op, kernel, layer, keyset), f"{layer.name}×{where}: kernel from {kernel.source}"
+                    note = " (its deterministic alternative)"
+                why = f"{layer.name}×{where}: kernel from {kernel.source}{note}"
+                yield self._finish(op, kernel, layer, keyset), why
                 break
         if layer is Layer.Dense:
             k = self.composite_explicit_of(op)

@@ -7,6 +7,8 @@ says which call the user made; the exception keeps its type and traceback. A ``M
 array) becomes :class:`opweave.OutOfMemoryError` (a RuntimeError, as PyTorch's allocator raises) naming the op, and
 an ``OverflowError`` (a Python int too large for a C integer) a RuntimeError, as PyTorch's "Overflow when unpacking
 long".
+
+It also holds the exception types of the core that PyTorch users catch by their builtin bases.
 """
 
 from __future__ import annotations
@@ -38,3 +40,13 @@ def out_of_memory(exc: MemoryError, op) -> BaseException:
 def overflow(exc: OverflowError, op) -> RuntimeError:
     """The RuntimeError that replaces an ``OverflowError`` raised inside ``op`` (an integer argument out of range)."""
     return RuntimeError(f"{op.name}: an integer argument is out of range: {exc}")
+
+
+class IndexOutOfBoundsError(IndexError, RuntimeError):
+    """An index tensor holds a value outside the dim it indexes.
+
+    Both an ``IndexError`` and a ``RuntimeError``: PyTorch raises one or the other depending
+    on the op (``index_select``, ``take``, ``index_put``: IndexError; ``gather``, ``scatter``,
+    ``index_add``: RuntimeError), and code written for either catches this. Kernels raise it
+    when they find such an index (the bound is data, so only the kernel can check it).
+    """

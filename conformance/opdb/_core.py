@@ -104,13 +104,17 @@ class SampleInput:
     """Arguments of one call: ``args``/``kwargs`` hold :class:`Arr` (tensors), lists of them, or plain values.
 
     ``desc`` says what the sample is about (shown in reports); ``oracle_kwargs``
-    are extra keyword arguments for the oracle only.
+    are extra keyword arguments for the oracle only; ``ulps`` (None: the op's
+    ``(rtol, atol)``) states the value tolerance in units in the last place of the
+    result dtype instead (the 16-bit precision probes of :mod:`..probes`).
     """
 
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
     desc: str = ""
     oracle_kwargs: dict = field(default_factory=dict)
+    ulps: float | None = None
+    signed_zeros: bool = False  # zeros must match the oracle's sign (the special-value probes)
 
     def arrs(self) -> list[Arr]:
         """Every :class:`Arr` of the sample, in argument order."""

@@ -878,7 +878,7 @@ def _embed_lines():
                 K(TA((5, 2)), Idx((3,), 5, dtype=ow.int32)),
             ],
             errors=[
-                (ValueError, K(TA((6, 3)), Val([0, 6], dtype=I64)), "index out of range"),
+                (IndexError, K(TA((6, 3)), Val([0, 6], dtype=I64)), "index out of range"),
                 (TypeError, K(TA((6, 3)), TA((2,))), "float indices"),
             ],
         ),

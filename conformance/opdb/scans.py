@@ -52,7 +52,7 @@ def _cumext(greater):
             row = moved[pos]
             best, at = None, 0
             for i, v in enumerate(row):
-                wide = float(v) if row.dtype.kind != "b" else int(v)
+                wide = int(v) if row.dtype.kind in "biu" else float(v)  # int64 beyond 2**53 stays exact
                 if (
                     best is None
                     or np.isnan(wide)

@@ -39,7 +39,15 @@ def _distinct(shape, layout="contiguous"):
     return Gen(fn)
 
 
+def _wide(x):
+    """Floats as float64; integers and bool as they are (int64 beyond 2**53 stays exact)."""
+    return x.astype(np.int64) if x.dtype.kind == "b" else (x if x.dtype.kind in "iu" else x.astype(np.float64))
+
+
 def _key(x, descending):
+    if x.dtype.kind in "biu":
+        v = _wide(x)
+        return (~v,) if descending else (v,)  # ~v = -v - 1: decreasing, and no overflow at the minimum
     v = x.astype(np.float64)
     nan = np.isnan(v)
     v = np.where(nan, 0.0, v)
@@ -56,7 +64,7 @@ def _order(x, axis, descending=False):
 
 
 def _has_ties(x, axis) -> bool:
-    moved = np.moveaxis(x.astype(np.float64), axis, -1)
+    moved = np.moveaxis(_wide(x), axis, -1)
     s = np.sort(moved, axis=-1)
     return bool((s[..., 1:] == s[..., :-1]).any() or (np.isnan(s).sum(-1) > 1).any())
 
@@ -140,8 +148,8 @@ def _mode(x, dim=-1, keepdim=False):
     index = np.empty(moved.shape[:-1], np.int64)
     for pos in np.ndindex(*moved.shape[:-1]):
         row = moved[pos]
-        wide = row.astype(np.float64)
-        finite = ~np.isnan(wide)
+        wide = _wide(row)
+        finite = ~np.isnan(wide) if wide.dtype.kind == "f" else np.ones(wide.shape, bool)
         uniq, counts = np.unique(wide[finite], return_counts=True)
         best = uniq[counts == counts.max()].min() if uniq.size else np.nan  # NaNs are distinct: count 1
         hits = np.flatnonzero(wide == best) if not np.isnan(best) else np.flatnonzero(~finite)

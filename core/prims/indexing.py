@@ -4,7 +4,8 @@ bincount, histc, repeat_interleave.
 Index tensors are int64 or int32. Every prim is functional: ops that write
 (scatter, index_put, put, ...) return a new tensor holding a copy of ``a`` with
 the writes applied. Bounds are data, so they are checked by the backend kernel:
-an out-of-bounds index raises ValueError "index N is out of bounds for dim D
+an out-of-bounds index raises ``opweave.IndexOutOfBoundsError`` (an IndexError and a
+RuntimeError, as PyTorch raises one or the other) "index N is out of bounds for dim D
 with size S". ``gather``, ``scatter*``, ``index_select``, ``index_add`` and
 ``index_copy`` take indices in ``[0, size)``; ``index_fill``, ``index``,
 ``index_put``, ``take`` and ``put`` also accept ``[-size, 0)`` (wrapped), as

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 
 from .. import _dtype
+from .._errors import IndexOutOfBoundsError
 from .._ops import canonical as ops
 from .._ops import prims
 from ._nn_utils import any_true, c, check_float, keep, opmath
@@ -182,7 +183,7 @@ def _check_indices(op, indices, name="indices"):
 
 def _check_rows(op, index, rows, name="indices"):
     if any_true(prims.logical_or(prims.lt(index, c(0, index)), prims.ge(index, c(rows, index)))):
-        raise ValueError(f"{op}: '{name}' holds an index out of range for a weight with {rows} rows")
+        raise IndexOutOfBoundsError(f"{op}: '{name}' holds an index out of range for a weight with {rows} rows")
 
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 from .. import _dtype
+from .._errors import IndexOutOfBoundsError
 from .._ops import canonical as ops
 from .._ops import prims
 from ..prims._utils import FLOAT, REAL
@@ -138,8 +139,10 @@ def _unpool(op: str, self, indices, output_size, d: int):
     zeros = prims.full([rows, plane_out], 0, dtype=self.dtype, device=self.device)
     try:
         out = prims.scatter(zeros, 1, idx, x)
-    except ValueError as exc:
-        raise ValueError(f"{op}: argument 'indices' holds an index outside the output plane ({exc})") from None
+    except IndexOutOfBoundsError as exc:
+        raise IndexOutOfBoundsError(
+            f"{op}: argument 'indices' holds an index outside the output plane ({exc})"
+        ) from None
     return ops.reshape(out, list(lead + output_size))
 
 

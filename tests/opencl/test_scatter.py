@@ -298,17 +298,22 @@ def test_bincount(ocl):
 
 def test_data_errors_raise_on_the_device_path(ocl):
     a = dev(np.zeros((3, 2), np.float32))
+    oob = ow.IndexOutOfBoundsError
     cases = [
-        (lambda: P.scatter(a, 0, dev(np.array([[3, 0]])), a), "index 3 is out of bounds for dim 0 with size 3"),
-        (lambda: P.index_add(a, 1, dev(np.array([-1])), a[:, :1], 1.0), "index -1 is out of bounds for dim 1"),
-        (lambda: P.index(a, [None, dev(np.array([0, -3]))]), "index -3 is out of bounds for dim 1 with size 2"),
-        (lambda: P.take(a, dev(np.array([6]))), "index 6 is out of bounds for dim 0 with size 6"),
-        (lambda: P.repeat_interleave(dev(np.array([1, -1]))), "must be non-negative"),
-        (lambda: P.bincount(dev(np.array([2, -4])), None, 0), "found -4"),
-        (lambda: P.masked_scatter(a, dev(np.ones((3, 2), bool)), dev(np.ones(5, np.float32))), "has 5 elements"),
+        (lambda: P.scatter(a, 0, dev(np.array([[3, 0]])), a), oob, "index 3 is out of bounds for dim 0 with size 3"),
+        (lambda: P.index_add(a, 1, dev(np.array([-1])), a[:, :1], 1.0), oob, "index -1 is out of bounds for dim 1"),
+        (lambda: P.index(a, [None, dev(np.array([0, -3]))]), oob, "index -3 is out of bounds for dim 1 with size 2"),
+        (lambda: P.take(a, dev(np.array([6]))), oob, "index 6 is out of bounds for dim 0 with size 6"),
+        (lambda: P.repeat_interleave(dev(np.array([1, -1]))), ValueError, "must be non-negative"),
+        (lambda: P.bincount(dev(np.array([2, -4])), None, 0), ValueError, "found -4"),
+        (
+            lambda: P.masked_scatter(a, dev(np.ones((3, 2), bool)), dev(np.ones(5, np.float32))),
+            ValueError,
+            "has 5 elements",
+        ),
     ]
-    for call, message in cases:
-        with on_device(), pytest.raises(ValueError, match=message):
+    for call, error, message in cases:
+        with on_device(), pytest.raises(error, match=message):
             call()
     np.testing.assert_array_equal(host(a), np.zeros((3, 2)))
 

@@ -498,10 +498,12 @@ I64 = np.int64
 
 
 def _oob(op, n, dim, size):
-    return pytest.raises(ValueError, match=f"prims::{op}: index {n} is out of bounds for dim {dim} with size {size}")
+    return pytest.raises(
+        D.IndexOutOfBoundsError, match=f"prims::{op}: index {n} is out of bounds for dim {dim} with size {size}"
+    )
 
 
-def test_out_of_bounds_indices_raise_value_error():
+def test_out_of_bounds_indices_raise_index_errors():
     with _oob("gather", 3, 1, 3):
         P.gather(_t(A), 1, _t([[3]], I64))
     with _oob("gather", -1, 0, 2):

@@ -631,7 +631,7 @@ def test_meta_dynamic_shapes_raise(name, fn):
 
 ERROR_CASES = [
     ("gather index dtype", lambda t: D.gather(t, 0, tensor([[0]], D.int16)), TypeError),
-    ("gather out of bounds", lambda t: D.gather(t, 0, _idx([2])), ValueError),
+    ("gather out of bounds", lambda t: D.gather(t, 0, _idx([2])), RuntimeError),
     ("gather dim", lambda t: D.gather(t, 2, _idx([0])), ValueError),
     ("scatter src dtype", lambda t: D.scatter(t, 0, _idx([0]), tensor([[1.0]], D.float32)), TypeError),
     ("scatter reduce", lambda t: D.scatter(t, 0, _idx([0]), t, reduce="max"), ValueError),
@@ -648,7 +648,7 @@ ERROR_CASES = [
     ("index too many", lambda t: D.index(t, [_idx(0), _idx(0), _idx(0)]), ValueError),
     ("index float", lambda t: D.index(t, [tensor([0.0])]), TypeError),
     ("index mask shape", lambda t: D.index(t, [tensor(np.ones((3,), bool))]), ValueError),
-    ("index out of bounds", lambda t: D.index(t, [_idx(5)]), ValueError),
+    ("index out of bounds", lambda t: D.index(t, [_idx(5)]), IndexError),
     ("take index dtype", lambda t: D.take(t, tensor([0], D.int32)), TypeError),
     ("put sizes", lambda t: D.put(t, _idx(0, 1), tensor([1.0])), ValueError),
     ("take_along_dim ndim", lambda t: D.take_along_dim(t, _idx(0), 0), ValueError),

@@ -22,7 +22,9 @@ def _indices(op: str, t, dim: int, size: int, wrap_negative: bool = False) -> np
     lo = -size if wrap_negative else 0
     bad = (i < lo) | (i >= size)
     if bad.any():
-        raise ValueError(f"{op}: index {int(i[bad].flat[0])} is out of bounds for dim {dim} with size {size}")
+        raise opweave.IndexOutOfBoundsError(
+            f"{op}: index {int(i[bad].flat[0])} is out of bounds for dim {dim} with size {size}"
+        )
     return np.where(i < 0, i + size, i) if wrap_negative else i
 
 

@@ -2,7 +2,8 @@
 
 One template serves ``gather`` (the index has the output's shape) and
 ``index_select`` (the index is read through strides that are 0 outside ``d``).
-Negative indices wrap once; an index out of ``[-size, size)`` writes 0 and sets
+Indices must lie in ``[0, size)`` (as PyTorch's ``gather`` and ``index_select``: a
+negative index is an error, not wrapped); one outside writes 0 and sets
 ``err[0]``, which the host reads to hand the call to the CPU kernel (and its
 error message naming the index).
 """
@@ -40,7 +41,6 @@ def program(dialect, raw: str, index: str) -> str:
         if (k != d) ai += q * ast.v[k];
     }}
     long j = (long)idx[ii];
-    if (j < -size || j >= size) {{ err[0] = 1; out[g] = 0; return; }}
-    if (j < 0) j += size;
+    if (j < 0 || j >= size) {{ err[0] = 1; out[g] = 0; return; }}
     out[g] = a[ai + j * ast.v[d]];"""
     return header(dialect, [raw, index]) + dialect.kernel("take_along", params, body)

@@ -2,7 +2,7 @@
 
 The other indexing prims (scatter, index_put, masked ops, take, nonzero...) run
 through the CPU fallback. An out-of-range index is detected on the device; the
-call is then handed to the CPU kernel, which raises the prim's ``ValueError``
+call is then handed to the CPU kernel, which raises the prim's ``IndexOutOfBoundsError``
 naming the index.
 """
 

@@ -15,7 +15,7 @@ mode raises, as for PyTorch's CUDA ``scatter_reduce``); ``index_put``/``put`` wi
 and, in deterministic mode, run those float cases through the CPU kernel.
 
 An out-of-range index sets a device flag; the host then reads the index tensors
-back and raises the prim's ``ValueError`` (a negative ``bincount`` input likewise).
+back and raises the prim's ``opweave.IndexOutOfBoundsError`` (a negative ``bincount`` input its ``ValueError``).
 Complex ``scatter_reduce`` with ``prod`` has no wide enough atomic: it runs in
 rounds, one per update of the most duplicated target (exact CPU order). On the CPU
 fallback: ranks above ``MAX_RANK``, and scatters of 2**31 or more updates that need
@@ -155,13 +155,13 @@ class Errors:
         return bool(self.host[0])
 
     def check(self, rt, op: str, checks) -> None:
-        """Raise the prim's ``ValueError`` if a kernel set the flag; ``checks`` as for :func:`index_error`."""
+        """Raise the prim's ``IndexOutOfBoundsError`` if a kernel set the flag (``checks``: see :func:`index_error`)."""
         if self.raised(rt):
             index_error(op, checks)
 
 
 def index_error(op: str, checks) -> None:
-    """Raise ``op``'s ValueError for the first out-of-range index, as the CPU kernel words it.
+    """Raise ``op``'s ``opweave.IndexOutOfBoundsError`` for the first out-of-range index, as the CPU kernel words it.
 
     ``checks`` lists ``(index tensor, dim, size, wraps negative)`` in the order the CPU kernel checks them;
     the index values are read back only on this error path.
@@ -170,7 +170,9 @@ def index_error(op: str, checks) -> None:
         i = t.numpy(force=True).astype(np.int64)
         bad = (i < (-size if wrap else 0)) | (i >= size)
         if bad.any():
-            raise ValueError(f"{op}: index {int(i[bad].flat[0])} is out of bounds for dim {dim} with size {size}")
+            raise opweave.IndexOutOfBoundsError(
+                f"{op}: index {int(i[bad].flat[0])} is out of bounds for dim {dim} with size {size}"
+            )
     raise RuntimeError(f"{op}: the device flagged an out-of-range index that the host cannot find")
 
 

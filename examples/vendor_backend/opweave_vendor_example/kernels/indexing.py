@@ -9,6 +9,7 @@ deterministic.
 from __future__ import annotations
 
 import numpy as np
+import opweave
 
 from .._backend import kernel, opmath
 
@@ -18,7 +19,9 @@ def checked(op: str, i: np.ndarray, dim: int, size: int, negative: bool = False)
     i = i.astype(np.int64)
     bad = (i < (-size if negative else 0)) | (i >= size)
     if bad.any():
-        raise ValueError(f"prims::{op}: index {int(i[bad].flat[0])} is out of bounds for dim {dim} with size {size}")
+        raise opweave.IndexOutOfBoundsError(
+            f"prims::{op}: index {int(i[bad].flat[0])} is out of bounds for dim {dim} with size {size}"
+        )
     return np.where(i < 0, i + size, i)
 
 

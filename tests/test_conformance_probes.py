@@ -1,0 +1,124 @@
+"""The conformance suite's edge-case probes, ulp comparison, failure evidence and replay of probe failures."""
+
+from __future__ import annotations
+
+import numpy as np
+import opweave as ow
+import opweave_conformance as conformance
+import pytest
+from opweave_conformance import checks, opdb, probes
+from opweave_conformance import testing as T
+from opweave_conformance.opdb._core import take
+from opweave_conformance.replay import replay
+
+
+def _samples(name, dtype, n=5):
+    info = opdb.get(name)
+    return info, take(info.sample_inputs(np.random.default_rng(0), dtype, "cpu"), n)
+
+
+def test_ulp_of_each_floating_dtype_follows_its_format():
+    assert checks.ulp(1.0, ow.float16) == 2.0**-10
+    assert checks.ulp(1.0, ow.bfloat16) == 2.0**-7
+    assert checks.ulp(0.0, ow.float16) == 2.0**-24  # the smallest subnormal
+    assert checks.ulp(3e-8, ow.float16) == 2.0**-24
+    assert checks.ulp(-1000.0, ow.float32) == np.spacing(np.float32(1000.0))
+
+
+def test_compare_in_ulps_and_signed_zeros():
+    f16 = ow.float16
+    want = np.array([1e-6, 1.0, 0.0], np.float64)
+    got = want.astype(np.float16)
+    assert checks.compare(got, want, f16, 0, 0, ulps=1) is None
+    off = got.copy()
+    off[0] = 0  # a naive log1p(1e-6) in float16: within any rtol/atol of 1e-5, not within 1 ulp
+    assert checks.compare(off, want, f16, 2e-3, 1e-5) is None
+    bad = checks.compare(off, want, f16, 2e-3, 1e-5, ulps=1)
+    assert bad["mismatched"] == 1 and bad["ulps"] == 1 and bad["examples"][0]["ulps"] > 1
+    negzero = np.array([-0.0], np.float32)
+    assert checks.compare(negzero, [0.0], ow.float32, 0, 0) is None
+    assert checks.compare(negzero, [0.0], ow.float32, 0, 0, signed_zeros=True)["mismatched"] == 1
+
+
+@pytest.mark.parametrize("dtype", [ow.int8, ow.uint8, ow.int16, ow.int32, ow.int64])
+def test_limit_samples_hold_the_dtype_limits(dtype):
+    info, samples = _samples("add.Tensor", dtype)
+    found = probes.limit_samples(info, dtype, samples, np.random.default_rng(0))
+    assert found
+    values = np.concatenate([a.value.reshape(-1) for s in found for a in s.arrs()])
+    limits = np.iinfo(dtype.numpy)
+    assert values.max() >= limits.max - 2 and values.min() <= max(limits.min + 2, 0)
+    assert probes.limit_samples(opdb.get("div.Tensor"), dtype, samples, np.random.default_rng(0)) == []
+
+
+def test_precision_samples_reach_subnormals_and_state_ulps():
+    info, samples = _samples("prims::log1p", ow.float16)
+    (probe,) = probes.precision_samples(info, ow.float16, samples, np.random.default_rng(0))
+    values = probe.arrs()[0].value.astype(np.float64)
+    assert probe.ulps == probes.PRECISION_ULPS
+    assert (np.abs(values[values != 0]) < 6.1e-5).any(), "subnormal arguments"
+    assert probes.precision_samples(info, ow.float32, samples, np.random.default_rng(0)) == []
+
+
+def test_every_indexing_op_of_the_database_gets_out_of_range_error_samples():
+    covered = []
+    for name in opdb.names():
+        info = opdb.get(name)
+        if info is None or info.variant is not None or probes.index_rule(info) is None:
+            continue
+        dtype = next(d for d in info.dtypes if d is None or d.is_floating_point) if info.dtypes else None
+        info, samples = _samples(name, dtype)
+        errors = probes.index_error_inputs(info, dtype, samples, np.random.default_rng(0))
+        assert len(errors) == 2, name
+        covered.append(name.split("::")[-1].split(".")[0])
+    assert set(probes.INDEX_RULES) <= set(covered)
+
+
+def _naive_log1p():
+    return T.computed_in((ow.float16,), lambda x: np.log(1 + x))
+
+
+def test_probe_failure_shows_evidence_and_replays(tmp_path):
+    T.install("probe_log1p", {"prims::log1p": _naive_log1p()})
+    report = conformance.run("probe_log1p", ops="prims::log1p")
+    first = report.ops[0].first_failure
+    assert first.dtype == "float16" and str(first.sample_index).startswith("precision")
+    table = report.table()
+    assert "tolerance 1.0 ulp" in table and "expected" in table and "actual" in table
+    examples = [line for line in table.splitlines() if line.strip().startswith("[") and "expected" in line]
+    assert 1 <= len(examples) <= 5
+    path = tmp_path / "report.json"
+    report.write_json(path)
+    assert all(r.reproduced for r in replay(str(path)))
+
+
+def _raises(kernel):
+    def faulty(*args):
+        raise RuntimeError("vendor kernel crashed")
+
+    return faulty
+
+
+def test_a_raising_kernel_shows_its_last_frames():
+    T.install("probe_raises", {"prims::exp": _raises})
+    report = conformance.run("probe_raises", ops="prims::exp")
+    table = report.table()
+    assert "traceback (last frames)" in table and "vendor kernel crashed" in table
+    assert "faulty" in table  # the frame of the raising kernel
+
+
+def test_an_undeclared_nondeterministic_kernel_fails_and_replays():
+    T.install("probe_order", {"prims::sum": T.random_order_sum})
+    report = conformance.run("probe_order", ops="prims::sum")
+    first = report.ops[0].first_failure
+    assert first.check == "determinism" and "registered deterministic" in first.message
+    assert "run 1" in report.table()
+    assert any(r.reproduced for r in replay(report.to_json()))  # nondeterminism need not show on every run
+
+
+def test_a_kernel_registered_nondeterministic_may_differ_between_runs():
+    T.install("probe_declared", {"prims::sum": T.random_order_sum}, nondeterministic=("prims::sum",))
+    report = conformance.run("probe_declared", ops="prims::sum")
+    assert report.ok, report.table()
+    notes = [n for d in report.ops[0].dtypes for n in d.notes]
+    assert any("registered deterministic=False" in n for n in notes)
