@@ -312,7 +312,13 @@ def run_on_device(ctx: Context, op, sample: SampleInput):
 
 
 def last_frames(exc: BaseException, n: int = 4) -> list[str]:
-    """The last ``n`` frames of ``exc``'s traceback, one line each: ``file:line in function: source``."""
+    """The last ``n`` frames of ``exc``'s traceback, one line each: ``file:line in function: source``.
+
+    An exception the dispatcher raised *from* a kernel's (a ``KernelError`` naming the plugin) shows
+    the kernel's own frames: the innermost cause is where the vendor's code failed.
+    """
+    while exc.__cause__ is not None and exc.__cause__.__traceback__ is not None:
+        exc = exc.__cause__
     frames = traceback.extract_tb(exc.__traceback__)[-n:]
     return [f"{f.filename}:{f.lineno} in {f.name}: {(f.line or '').strip()}" for f in frames]
 
