@@ -6,6 +6,7 @@ python -m pip install --quiet -e ".[test,opencl,x86quant,distributed]"
 python -m pip install --quiet -e examples/vendor_backend  # the example third-party backend, tested below
 ruff check .
 ruff format --check .
+python scripts/typecheck.py  # mypy on the shipped stubs and examples/typed_usage.py (seconds)
 python -m pytest -q -p no:cacheprovider -n auto --dist loadfile
 # The conformance suite against the reference backend, the example vendor backend and OpenCL (PoCL):
 # OpenCL (mostly kernel compilation on a cold cache) runs beside the other two, one core each.
