@@ -38,6 +38,8 @@ __all__ = [
 ]
 
 _MODE = _keys.MODE_DETERMINISTIC
+# opweave.utils.deterministic.fill_uninitialized_memory (that module checks and sets it)
+fill_uninitialized_memory = True
 _lock = threading.Lock()
 
 
@@ -121,9 +123,7 @@ def get_deterministic_debug_mode() -> int:
 def _fill_requested() -> bool:
     if not _state.local().included & _MODE:
         return False
-    from .utils import deterministic
-
-    return deterministic.fill_uninitialized_memory
+    return fill_uninitialized_memory
 
 
 def _fill_value(dtype):
