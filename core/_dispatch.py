@@ -14,6 +14,7 @@ from collections import Counter
 from . import _binding, _keys
 from ._dispatcher import DISPATCHER, Decline, Kernel, Registration, describe_declines
 from ._keys import LAYER_BITS, Layer
+from ._tensor import Tensor
 
 __all__ = ["DISPATCHER", "Decline", "Kernel", "Registration"]
 
@@ -45,7 +46,6 @@ declined = DISPATCHER.declined
 def call_positional(op, args: tuple):
     """Run ``op`` on already-bound arguments (every argument positional, in schema order)."""
     from ._state import local
-    from ._tensor import Tensor
 
     keyset = 0
     for value in args:

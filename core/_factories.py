@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-from . import _backends, _dtype, _meta
+from . import _backends, _dtype, _hooks, _meta
 from ._device import as_device, get_default_device
 from ._tensor import Storage, Tensor, contiguous_strides
 
@@ -150,6 +150,9 @@ def _rebuild_tensor(array, dtype_name, device):
     """Unpickle a tensor (see ``Tensor.__reduce_ex__``)."""
     t = tensor(array, dtype=getattr(_dtype, dtype_name))
     return t if device == _CPU_TYPE else t.to(device=device)
+
+
+_hooks.provide_tensor_rebuilder(_rebuild_tensor)
 
 
 def is_scalar(value) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import _device
-from .._backends import Backend, BackendClaimError, Registry, check_device, get
+from .._backends import Backend, BackendClaimError, check_device, get
 from .._kernel_check import KernelError
 from .._plugins import (
     AUTOLOAD_VARIABLE,
@@ -18,6 +18,7 @@ from .._plugins import (
     status,
 )
 from .._plugins import records as plugins
+from .._registry import Registry
 from .._tensor import Storage
 
 __all__ = [
