@@ -9,6 +9,7 @@ import numpy as np
 
 from . import _backends, _dtype, _hooks, _meta
 from ._device import as_device, get_default_device
+from ._device import device as _device_cls
 from ._tensor import Storage, Tensor, contiguous_strides
 
 _CPU_TYPE = "cpu"
@@ -60,7 +61,13 @@ def _tensors_to_lists(seq):
     ]
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def tensor(
+    data: object,
+    *,
+    dtype: _dtype.dtype | None = None,
+    device: _device_cls | str | int | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested sequences, scalars, arrays, tensors)."""
     if requires_grad:
         raise NotImplementedError("tensor(): autograd is not implemented yet (requires_grad=True)")
@@ -84,7 +91,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return ops.prims.device_put(host, dev)
 
 
-def as_tensor(data, dtype=None, device=None) -> Tensor:
+def as_tensor(data: object, dtype: _dtype.dtype | None = None, device: _device_cls | str | int | None = None) -> Tensor:
     """Like :func:`tensor` but shares memory when ``data`` already fits (a tensor or a CPU array)."""
     dev = as_device(device)
     if isinstance(data, Tensor):
@@ -130,7 +137,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._make(storage, array.shape, strides, 0, dt, cpu, native=array)
 
 
-def from_dlpack(obj) -> Tensor:
+def from_dlpack(obj: object) -> Tensor:
     """A tensor sharing memory with a DLPack producer (NumPy arrays, other frameworks' tensors)."""
     if isinstance(obj, Tensor):
         return obj
