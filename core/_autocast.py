@@ -97,7 +97,7 @@ def is_autocast_enabled(device_type: str) -> bool:
     return bool(st is not None and st.enabled)
 
 
-def get_autocast_dtype(device_type: str):
+def get_autocast_dtype(device_type: str) -> _dtype.dtype:
     """The dtype autocast casts to on ``device_type`` in the calling thread.
 
     Inside an ``autocast`` region it is the region's dtype; outside, the default

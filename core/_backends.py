@@ -14,7 +14,8 @@ from types import MappingProxyType
 import numpy as np
 
 from . import _hooks
-from ._keys import Layer, backend_bit
+from ._keys import backend_bit
+from ._tensor import Tensor, contiguous_strides
 
 
 class Backend:
@@ -92,7 +93,6 @@ class Backend:
     def from_host(self, array: np.ndarray, device):
         """A new tensor on ``device`` holding a copy of ``array``."""
         from . import _dtype
-        from ._tensor import Tensor, contiguous_strides
 
         array = np.asarray(array, order="C")
         dt = _dtype.from_numpy(array.dtype)
@@ -101,103 +101,9 @@ class Backend:
 
     def empty_strided(self, shape, stride, dtype, device):
         """A new uninitialised tensor with the given layout."""
-        from ._tensor import Tensor
-
         span = 1 + sum((s - 1) * st for s, st in zip(shape, stride)) if all(shape) else 0
         storage = self.allocate(span * dtype.itemsize, device)
         return Tensor._make(storage, tuple(shape), tuple(stride), 0, dtype, device)
-
-
-class Registry:
-    """What ``opweave_register`` receives: registration calls bound to one plugin."""
-
-    def __init__(self, source: str):
-        from .library import Library
-
-        self.source = source
-        self.library = Library("aten", "FRAGMENT", source=source)  # every kernel this plugin registers
-        self.backends: list[str] = []
-        self.features: list[tuple] = []
-        self.device_modules: dict[str, object] = {}
-
-    def feature(self, name: str, available: bool, reason: str | None = None) -> None:
-        """Declare a feature without a device (a quantized engine, say): shown by ``status()`` with its reason."""
-        self.features.append((name, bool(available), None if available else reason))
-
-    def backend(self, backend: Backend) -> None:
-        """Declare a device backend (its type gets a dispatch key bit).
-
-        :class:`BackendClaimError` if another plugin already declared that device
-        type, or an entry point of that name belongs to another plugin.
-        """
-        name = backend.name
-        if not name or not isinstance(name, str):
-            raise ValueError(f"{self.source}: a backend needs a name")
-        holder = _owners.get(name) or _reserved.get(name)
-        if holder is not None and holder != self.source:
-            why = "provides" if name in _owners else "is the entry point named"
-            raise BackendClaimError(
-                f"device type '{name}' is already taken: plugin '{holder}' {why} '{name}'; "
-                f"plugin '{self.source}' may not declare it too (its claim is refused)"
-            )
-        backend_bit(name)
-        _owners[name] = self.source
-        _backends[name] = backend
-        self.backends.append(name)
-
-    def device_module(self, name: str, module) -> None:
-        """Make ``module`` the namespace ``opweave.<name>`` (``opweave.opencl.synchronize()``).
-
-        ``name`` must be a device type this plugin declared with :meth:`backend`.
-        As ``torch._register_device_module``: the module holds the device's
-        functions (``is_available``, ``device_count``, ``synchronize``, ...).
-        """
-        if name not in self.backends:
-            raise ValueError(
-                f"{self.source}: device_module({name!r}): declare the backend '{name}' first "
-                f"(this plugin declared: {', '.join(self.backends) or 'none'})"
-            )
-        self.device_modules[name] = module
-
-    def impl(self, op, fn, *, backend: str | None, layer: Layer = Layer.Dense, deterministic=True):
-        """Register ``fn`` as the kernel of ``op`` (an OpOverload or its name) at (layer, backend).
-
-        A thin wrapper over ``self.library.impl(op, fn, (layer, backend), with_keyset=True)``.
-        """
-        return self.library.impl(op, fn, (layer, backend), with_keyset=True, deterministic=deterministic)
-
-    def composite_explicit(self, op, fn, *, deterministic=True):
-        """Register one Dense kernel for ``op`` shared by all backends without their own."""
-        return self.library.impl(op, fn, "CompositeExplicitAutograd", deterministic=deterministic)
-
-    def fallback(self, layer: Layer, backend: str | None, fn) -> None:
-        """Register a boxed kernel for every op at (layer, backend); see ``opweave.library.Library.fallback``."""
-        return self.library.fallback(fn, (layer, backend))
-
-    def deterministic_impl(self, op, fn, *, backend: str | None, layer: Layer = Layer.Dense):
-        """Register the kernel used for ``op`` in deterministic mode (when the regular one is not)."""
-        return self.library.deterministic_impl(op, fn, (layer, backend))
-
-    def autocast_policy(
-        self, device_type: str, *, lower_precision=(), fp32=(), promote=(), remove=(), fp32_set_opt_dtype=()
-    ) -> None:
-        """Extend or override ``device_type``'s autocast policy (op names; see ``opweave.autocast_policy``).
-
-        ``lower_precision``, ``fp32``, ``promote`` and ``fp32_set_opt_dtype`` add ops (packet
-        names or qualified overload names) to that category, moving them out of any
-        other; ``remove`` takes them out of the policy. Later changes win.
-        """
-        from . import _autocast
-
-        _autocast.extend_policy(
-            device_type,
-            lower_precision=lower_precision,
-            fp32=fp32,
-            fp32_set_opt_dtype=fp32_set_opt_dtype,
-            promote=promote,
-            remove=remove,
-            source=self.source,
-        )
 
 
 _backends: dict[str, Backend] = {}
@@ -207,6 +113,27 @@ _reserved: dict[str, str] = {}  # device type -> the only plugin that may declar
 
 class BackendClaimError(RuntimeError):
     """A plugin declared a device type that another plugin (or the core) already provides."""
+
+
+def claim(backend: Backend, plugin: str) -> None:
+    """Make ``backend`` the one serving its device type, declared by ``plugin``.
+
+    :class:`BackendClaimError` if another plugin already declared that device type, or an
+    entry point of that name belongs to another plugin.
+    """
+    name = backend.name
+    if not name or not isinstance(name, str):
+        raise ValueError(f"{plugin}: a backend needs a name")
+    holder = _owners.get(name) or _reserved.get(name)
+    if holder is not None and holder != plugin:
+        why = "provides" if name in _owners else "is the entry point named"
+        raise BackendClaimError(
+            f"device type '{name}' is already taken: plugin '{holder}' {why} '{name}'; "
+            f"plugin '{plugin}' may not declare it too (its claim is refused)"
+        )
+    backend_bit(name)
+    _owners[name] = plugin
+    _backends[name] = backend
 
 
 def reserve(device_type: str, plugin: str) -> None:
@@ -266,10 +193,11 @@ def check_device(dev) -> Backend:
 
 def register_builtin(backend: Backend) -> None:
     """Register a backend that ships with the core (meta)."""
-    Registry("core").backend(backend)
+    claim(backend, "core")
 
 
 # -- allocation observers: declared in ``_hooks`` (kept here under their old names) ----------------------
 
+_hooks.provide_backend_lookup(get)
 add_allocation_observer = _hooks.add_allocation_observer
 remove_allocation_observer = _hooks.remove_allocation_observer

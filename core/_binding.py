@@ -13,6 +13,7 @@ from . import _coerce, _errors, _requires_grad, errors, return_types
 from ._device import device as _device_class
 from ._dtype import dtype as _dtype_class
 from ._schema import NO_DEFAULT, OpSchema
+from ._tensor import Tensor
 
 _SIMPLE_CHECKS = {
     "int": "_c.to_int",
@@ -150,7 +151,6 @@ def make_entry(op, dispatch, factory_keys, cache: dict, declined) -> callable:
     source = f"def {py_name}({', '.join(params)}):\n" + "\n".join(body) + "\n"
     from ._dispatcher import Decline
     from ._state import local
-    from ._tensor import Tensor
 
     env = {
         "_c": _coerce,

@@ -52,7 +52,7 @@ def _staged(name: str):
     """The decomposition of ``c10d::name``: run the op on host copies and copy the results back."""
 
     def decomposition(*args):
-        from .distributed import _kernels
+        from .distributed import _kernels  # deferred: opweave.distributed loads MPI (mpi4py) on first use
 
         return _kernels.staged(name, args)
 

@@ -14,6 +14,7 @@ import numpy as np
 from . import _dtype
 from ._device import device as _device
 from ._device import with_index
+from ._tensor import Tensor, wrap_scalar
 
 
 def _fail(value, op: str, arg: str, expected: str):
@@ -49,8 +50,6 @@ def to_tensor(value, op: str, arg: str):
 
     For the ops in :data:`NO_NUMBERS` a number is a TypeError, as in PyTorch.
     """
-    from ._tensor import Tensor, wrap_scalar
-
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (bool, numbers.Number, np.generic)) and not isinstance(value, np.ndarray):
@@ -62,8 +61,6 @@ def to_tensor(value, op: str, arg: str):
 
 def check_tensor(value, op: str, arg: str):
     """A strict Tensor argument (prims): only Tensors pass."""
-    from ._tensor import Tensor
-
     if isinstance(value, Tensor):
         return value
     _fail(value, op, arg, "Tensor")
@@ -71,8 +68,6 @@ def check_tensor(value, op: str, arg: str):
 
 def to_tensor_list(value, op: str, arg: str, elem_optional: bool, strict: bool):
     """A ``Tensor[]`` / ``Tensor?[]`` argument, returned as a tuple."""
-    from ._tensor import Tensor
-
     if isinstance(value, Tensor) or not isinstance(value, (list, tuple)):
         _fail(value, op, arg, "a sequence of Tensors")
     out = []
@@ -130,8 +125,6 @@ def to_str(value, op: str, arg: str) -> str:
 
 def to_scalar(value, op: str, arg: str):
     """A ``Scalar``: bool, int, float or complex (NumPy scalars and 1-element tensors converted)."""
-    from ._tensor import Tensor
-
     if isinstance(value, (bool, int, float, complex)):
         return value
     if isinstance(value, np.generic):
@@ -164,8 +157,6 @@ def to_list(value, elem, size, op: str, arg: str) -> tuple:
     """An ``int[]`` / ``int[N]`` (or other list) argument as a tuple; a bare int is repeated N times."""
     if isinstance(value, (list, tuple)):
         return tuple(elem(v, op, arg) for v in value)
-    from ._tensor import Tensor
-
     if isinstance(value, Tensor) or isinstance(value, bool):
         _fail(value, op, arg, "a sequence")
     try:

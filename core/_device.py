@@ -111,7 +111,7 @@ def with_index(dev: device) -> device:
     return device(dev.type, current_index(dev.type))
 
 
-def set_default_device(dev) -> None:
+def set_default_device(dev: device | str | int | None) -> None:
     """Set the device that factory functions use when none is given."""
     _state.local().default_device = as_device(dev)
 

@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from . import _binding, _keys
 from ._dispatcher import DISPATCHER, Decline, Kernel, Registration, describe_declines
 from ._keys import LAYER_BITS, Layer
+from ._tensor import Tensor
+
+if TYPE_CHECKING:
+    from ._ops import OpOverload, OpPacket
 
 __all__ = ["DISPATCHER", "Decline", "Kernel", "Registration"]
 
@@ -45,7 +51,6 @@ declined = DISPATCHER.declined
 def call_positional(op, args: tuple):
     """Run ``op`` on already-bound arguments (every argument positional, in schema order)."""
     from ._state import local
-    from ._tensor import Tensor
 
     keyset = 0
     for value in args:
@@ -66,18 +71,24 @@ def dispatch_with_keyset(op, keyset: int, args: tuple):
     return DISPATCHER.call(op, keyset, args)
 
 
-def register_kernel(op, layer: Layer, backend: str | None, fn, source: str, deterministic=True) -> Registration:
+def register_kernel(
+    op: OpOverload, layer: Layer, backend: str | None, fn: Callable, source: str, deterministic: bool = True
+) -> Registration:
     """Register ``fn`` for ``op`` at (layer, backend); ``backend=None`` means every backend."""
     return DISPATCHER.register_kernel(op, layer, backend, fn, source, deterministic)
 
 
-def register_deterministic_kernel(op, layer: Layer, backend: str | None, fn, source: str) -> Registration:
+def register_deterministic_kernel(
+    op: OpOverload, layer: Layer, backend: str | None, fn: Callable, source: str
+) -> Registration:
     """Register the kernel deterministic mode uses for (layer, backend) instead of a nondeterministic one."""
     return DISPATCHER.register_deterministic(op, layer, backend, fn, source)
 
 
 @contextlib.contextmanager
-def registered(op, fn, *, backend: str | None, layer: Layer = Layer.Dense, source: str = "override"):
+def registered(
+    op: OpOverload, fn: Callable, *, backend: str | None, layer: Layer = Layer.Dense, source: str = "override"
+) -> Iterator[OpOverload]:
     """Register ``fn`` for ``op`` at (layer, backend) inside a ``with`` block; the previous kernel returns after."""
     registration = DISPATCHER.register_kernel(op, layer, backend, fn, source)
     try:
@@ -91,7 +102,7 @@ def register_composite_explicit(op, fn, source: str, deterministic=True) -> Regi
     return DISPATCHER.register_composite_explicit(op, fn, source, deterministic)
 
 
-def register_fallback(layer: Layer, backend: str | None, fn, source: str) -> Registration:
+def register_fallback(layer: Layer, backend: str | None, fn: Callable, source: str) -> Registration:
     """Register a boxed kernel for every op at (layer, backend); ``backend=None``: every backend.
 
     At Dense it is called as ``fn(op, *args)``; at other layers as ``fn(op, keyset, *args)``
@@ -112,7 +123,7 @@ def cpu_fallback_calls() -> Counter:
     return Counter(_fallback.calls)
 
 
-def cached_key_sets(op) -> list[int]:
+def cached_key_sets(op: OpOverload) -> list[int]:
     """The key sets for which ``op`` has a resolved kernel in its cache."""
     return [keyset for keyset in DISPATCHER.cache_for(op) if keyset >= 0]
 
@@ -149,7 +160,7 @@ class Explanation:
     __repr__ = __str__
 
 
-def explain(op, *args, **kwargs) -> Explanation:
+def explain(op: OpOverload | OpPacket, *args: object, **kwargs: object) -> Explanation:
     """Say which key and kernel a call of ``op`` with these arguments would take, and why."""
     from ._ops import OpPacket, _binds
 

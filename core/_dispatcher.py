@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 from . import _backends, _fallback, _kernel_check, _keys
 from ._keys import LAYER_BITS, Layer
+from ._tensor import Tensor
 
 FALLTHROUGH_LAYERS = frozenset({Layer.Autograd, Layer.Autocast, Layer.Trace, Layer.Python})
 
@@ -396,8 +397,6 @@ class Dispatcher:
     @staticmethod
     def mixed_device_keyset(op, keyset: int, args: tuple) -> int:
         """Drop CPU 0-dim tensors (and wrapped scalars) from a multi-device key set, or raise."""
-        from ._tensor import Tensor
-
         devices, kept = set(), 0
         for value in _tensor_args(args):
             if isinstance(value, Tensor) and not (value._device.type == "cpu" and not value._shape):

@@ -249,12 +249,12 @@ _DEFAULT_CHOICES = (float16, bfloat16, float32, float64)
 _default_dtype = float32
 
 
-def get_default_dtype():
+def get_default_dtype() -> dtype:
     """Return the default floating-point dtype (float32 unless changed)."""
     return _default_dtype
 
 
-def set_default_dtype(d):
+def set_default_dtype(d: dtype) -> None:
     """Set the default floating-point dtype to float16, bfloat16, float32 or float64.
 
     Raises TypeError for anything else.
@@ -275,7 +275,7 @@ def _check_dtype(d, where):
         raise TypeError(f"{where}: expected an opweave dtype, got {type(d).__name__}: {d!r}")
 
 
-def promote_types(a, b):
+def promote_types(a: dtype, b: dtype) -> dtype:
     """Return the smallest dtype both ``a`` and ``b`` promote to (torch.promote_types).
 
     Raises TypeError when a float8 dtype meets any different dtype, like PyTorch.
@@ -306,7 +306,7 @@ def promote_types(a, b):
     return int16 if signed is int8 else signed
 
 
-def can_cast(from_, to):
+def can_cast(from_: dtype, to: dtype) -> bool:
     """Return whether ``from_`` may be cast to ``to`` under PyTorch's casting rules.
 
     complex -> non-complex, floating -> integral or bool, and non-bool -> bool are
@@ -379,7 +379,7 @@ def _scalar_dtype(value):
     return None
 
 
-def result_type(*args):
+def result_type(*args: object) -> dtype:
     """Return the dtype of an elementwise operation on ``args`` (torch.result_type).
 
     Each argument is a tensor-like (an object with an opweave ``.dtype`` and an integer

@@ -7,8 +7,9 @@ import numbers
 
 import numpy as np
 
-from . import _backends, _dtype, _meta
+from . import _backends, _dtype, _hooks, _meta
 from ._device import as_device, get_default_device
+from ._device import device as _device_cls
 from ._tensor import Storage, Tensor, contiguous_strides
 
 _CPU_TYPE = "cpu"
@@ -60,10 +61,16 @@ def _tensors_to_lists(seq):
     ]
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def tensor(
+    data: object,
+    *,
+    dtype: _dtype.dtype | None = None,
+    device: _device_cls | str | int | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested sequences, scalars, arrays, tensors).
 
-    ``requires_grad=True`` marks the result (see ``opweave._requires_grad``; there is no autograd yet).
+    ``requires_grad=True`` marks the result (see ``opweave._requires_grad``).
     """
     if requires_grad:
         from ._requires_grad import factory_result
@@ -89,7 +96,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     return ops.prims.device_put(host, dev)
 
 
-def as_tensor(data, dtype=None, device=None) -> Tensor:
+def as_tensor(data: object, dtype: _dtype.dtype | None = None, device: _device_cls | str | int | None = None) -> Tensor:
     """Like :func:`tensor` but shares memory when ``data`` already fits (a tensor or a CPU array)."""
     dev = as_device(device)
     if isinstance(data, Tensor):
@@ -135,7 +142,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._make(storage, array.shape, strides, 0, dt, cpu, native=array)
 
 
-def from_dlpack(obj) -> Tensor:
+def from_dlpack(obj: object) -> Tensor:
     """A tensor sharing memory with a DLPack producer (NumPy arrays, other frameworks' tensors)."""
     if isinstance(obj, Tensor):
         return obj
@@ -155,6 +162,9 @@ def _rebuild_tensor(array, dtype_name, device):
     """Unpickle a tensor (see ``Tensor.__reduce_ex__``)."""
     t = tensor(array, dtype=getattr(_dtype, dtype_name))
     return t if device == _CPU_TYPE else t.to(device=device)
+
+
+_hooks.provide_tensor_rebuilder(_rebuild_tensor)
 
 
 def is_scalar(value) -> bool:

@@ -23,6 +23,8 @@ from collections import Counter
 
 import numpy as np
 
+from ._tensor import Tensor
+
 calls: Counter = Counter()  # op name -> fallback calls, every backend together
 _warned: set = set()
 
@@ -75,8 +77,6 @@ def _user_stacklevel() -> int:
 
 def run(op, cpu_kernel, backend, args: tuple):
     """Run ``cpu_kernel`` on host copies of ``args``; results (and written arguments) go back to the device."""
-    from ._tensor import Tensor
-
     device = _device_of(args, backend.name)
     key = (op.name, backend.name)
     if key not in _warned:
@@ -100,8 +100,6 @@ def run(op, cpu_kernel, backend, args: tuple):
 
 def _check_dtypes(op, result, backend) -> None:
     """``TypeError`` when a result has a dtype the device does not have (as making it there would raise)."""
-    from ._tensor import Tensor
-
     if backend.dtypes is None:
         return
     for t in result if isinstance(result, (list, tuple)) else (result,):
@@ -111,8 +109,6 @@ def _check_dtypes(op, result, backend) -> None:
 
 def _layouts(op, args):
     """The output strides the prim's meta function gives (None where it gives none)."""
-    from ._tensor import Tensor
-
     specs = op.meta(*args) if op.meta is not None else None
     if isinstance(specs, Tensor):
         return tuple(specs.stride())
@@ -128,7 +124,6 @@ def _written(spec) -> bool:
 
 def _device_of(args, device_type: str):
     from ._device import device as make_device
-    from ._tensor import Tensor
 
     for a in args:
         for v in a if isinstance(a, (list, tuple)) else (a,):
@@ -141,7 +136,6 @@ def _device_of(args, device_type: str):
 
 def _to_host(value, device_type: str):
     from ._device import device as make_device
-    from ._tensor import Tensor
 
     if isinstance(value, Tensor):
         if value.device.type != device_type:
@@ -158,8 +152,6 @@ def _to_host(value, device_type: str):
 
 
 def _to_device(value, stride, backend, device):
-    from ._tensor import Tensor
-
     if isinstance(value, Tensor):
         return _upload(value, stride if isinstance(stride, tuple) else None, backend, device)
     if isinstance(value, (list, tuple)):
@@ -170,8 +162,6 @@ def _to_device(value, stride, backend, device):
 
 def _upload(t, stride, backend, device):
     """A device copy of CPU tensor ``t`` laid out with ``stride`` (default ``t``'s) when that layout is dense."""
-    from ._tensor import Tensor
-
     a = t.numpy(force=True)
     shape = tuple(t.shape)
     stride = tuple(stride) if stride is not None and len(stride) == len(shape) else tuple(t.stride())

@@ -1,4 +1,5 @@
-"""Declared extension points of the core: allocation observers and the lazy-storage marker.
+"""Declared extension points of the core: allocation observers, the lazy-storage marker, and
+the two services ``Tensor`` asks of the layers above it.
 
 Every storage a backend makes goes through ``Storage(handle, nbytes, device, backend)``;
 its constructor calls each observer added with :func:`add_allocation_observer` (nothing
@@ -6,6 +7,12 @@ is paid beyond one truth test while there are none). A backend may give a result
 storage until someone asks for it (``Backend.storage_for``); while the core makes such a
 storage, :func:`making_lazy_storage` is true on that thread, so that an observer can tell
 "memory that already existed got its Storage object" from a new allocation.
+
+The ``Tensor`` class sits below the backend table and the factories in the layer order
+(``docs/architecture.md``), yet a tensor makes its lazy storage through its backend and
+pickles through a factory. Those two layers declare their function here when they are
+imported (:func:`provide_backend_lookup`, :func:`provide_tensor_rebuilder`); ``_tensor``
+calls :func:`backend_for` and :func:`tensor_rebuilder` and imports neither module.
 """
 
 from __future__ import annotations
@@ -66,3 +73,33 @@ class lazy_storage:
 
     def __exit__(self, *exc):
         _lazy.depth -= 1
+
+
+def _not_provided(*args: object) -> object:
+    raise RuntimeError("opweave: the core is not fully imported (import opweave first)")
+
+
+_backend_lookup: Callable = _not_provided
+_tensor_rebuilder: Callable = _not_provided
+
+
+def provide_backend_lookup(lookup: Callable) -> None:
+    """Declare ``lookup(device_type) -> Backend`` (``_backends.get``)."""
+    global _backend_lookup
+    _backend_lookup = lookup
+
+
+def backend_for(device_type: str):
+    """The backend serving ``device_type`` (through the declared lookup)."""
+    return _backend_lookup(device_type)
+
+
+def provide_tensor_rebuilder(rebuild: Callable) -> None:
+    """Declare the module-level function that unpickles a tensor (``_factories._rebuild_tensor``)."""
+    global _tensor_rebuilder
+    _tensor_rebuilder = rebuild
+
+
+def tensor_rebuilder() -> Callable:
+    """The function ``Tensor.__reduce_ex__`` names (pickle records its module and name)."""
+    return _tensor_rebuilder

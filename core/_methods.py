@@ -81,6 +81,7 @@ def _binary(packet, reflected: bool):
                 return entry(other, self) if isinstance(other, Tensor) else packet(_scalar_like(other, self), self)
             return NotImplemented
 
+        operator.__doc__ = f"Reflected operand: ``other {packet.name} self`` (see :func:`opweave.{packet.name}`)."
     elif packet.name not in ("eq", "ne"):
         return entry  # the generated entry is the operator: unsupported operands raise TypeError naming the op
     else:
@@ -90,6 +91,7 @@ def _binary(packet, reflected: bool):
                 return entry(self, other)
             return NotImplemented
 
+        operator.__doc__ = f"Elementwise ``{packet.name}`` as a bool tensor (see :func:`opweave.{packet.name}`)."
     return operator
 
 
@@ -105,6 +107,7 @@ def _inplace(packet):
         packet(self, other)
         return self
 
+    operator.__doc__ = f"In place: ``self.{packet.name}(other)``, returns ``self``."
     return operator
 
 
@@ -112,6 +115,7 @@ def _unary(packet):
     def operator(self):
         return packet(self)
 
+    operator.__doc__ = f"``self.{packet.name}()`` (see :func:`opweave.{packet.name}`)."
     return operator
 
 
@@ -120,8 +124,23 @@ def _method(packet):
         return packet(self, *args, **kwargs)
 
     method.__name__ = packet.name
-    method.__doc__ = next(iter(packet.overloads.values())).__doc__
+    method.__qualname__ = f"Tensor.{packet.name}"
+    method.__doc__ = _packet_doc(packet)
     return method
+
+
+def _packet_doc(packet) -> str:
+    """The first overload's docstring followed by every overload's schema (what ``help()`` shows)."""
+    overloads = list(packet.overloads.values())
+    text = overloads[0].__doc__ or ""
+    schemas = "\n".join(f"    {op.schema}" for op in overloads)
+    return f"{text}\n\nSchemas:\n{schemas}" if text != str(overloads[0].schema) else f"Schemas:\n{schemas}"
+
+
+def _name_operator(fn, dunder: str) -> None:
+    if getattr(fn, "__qualname__", "").endswith("<locals>.operator"):
+        fn.__name__ = dunder
+        fn.__qualname__ = f"Tensor.{dunder}"
 
 
 _PYTHON_FUNCTIONS: dict = {}  # name -> (function, Tensor method or None); see python_function
@@ -148,15 +167,14 @@ def install(namespace: dict) -> None:
         first = packet.overloads[next(iter(packet.overloads))].schema.arguments
         if first and first[0].name == "self" and first[0].type.name == "Tensor" and not hasattr(Tensor, name):
             setattr(Tensor, name, _method(packet))
-    for dunder, (name, reflected) in BINARY_OPERATORS.items():
-        if name in canonical._packets:
-            setattr(Tensor, dunder, _binary(canonical._packets[name], reflected))
-    for dunder, name in INPLACE_OPERATORS.items():
-        if name in canonical._packets:
-            setattr(Tensor, dunder, _inplace(canonical._packets[name]))
-    for dunder, name in UNARY_OPERATORS.items():
-        if name in canonical._packets:
-            setattr(Tensor, dunder, _unary(canonical._packets[name]))
+    operators = [
+        (d, _binary(canonical._packets[n], r)) for d, (n, r) in BINARY_OPERATORS.items() if n in canonical._packets
+    ]
+    operators += [(d, _inplace(canonical._packets[n])) for d, n in INPLACE_OPERATORS.items() if n in canonical._packets]
+    operators += [(d, _unary(canonical._packets[n])) for d, n in UNARY_OPERATORS.items() if n in canonical._packets]
+    for dunder, operator in operators:
+        _name_operator(operator, dunder)
+        setattr(Tensor, dunder, operator)
     Tensor.__hash__ = object.__hash__
 
 

@@ -38,6 +38,8 @@ __all__ = [
 ]
 
 _MODE = _keys.MODE_DETERMINISTIC
+# opweave.utils.deterministic.fill_uninitialized_memory (that module checks and sets it)
+fill_uninitialized_memory = True
 _lock = threading.Lock()
 
 
@@ -50,7 +52,7 @@ def _check_bool(fn: str, name: str, value) -> bool:
     return bool(value)
 
 
-def use_deterministic_algorithms(mode, *, warn_only=False) -> None:
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
     """Make operations use deterministic algorithms (process-wide), as ``torch.use_deterministic_algorithms``.
 
     With ``mode=True`` an op whose chosen kernel was registered ``deterministic=False``
@@ -85,7 +87,7 @@ def is_deterministic_algorithms_warn_only_enabled() -> bool:
 _DEBUG_NAMES = {"default": 0, "warn": 1, "error": 2}
 
 
-def set_deterministic_debug_mode(debug_mode) -> None:
+def set_deterministic_debug_mode(debug_mode: str | int) -> None:
     """Set deterministic mode by level: ``0``/``"default"`` off, ``1``/``"warn"`` warn only, ``2``/``"error"`` raise.
 
     ``TypeError`` unless an int or str; ``ValueError`` for any other value.
@@ -121,9 +123,7 @@ def get_deterministic_debug_mode() -> int:
 def _fill_requested() -> bool:
     if not _state.local().included & _MODE:
         return False
-    from .utils import deterministic
-
-    return deterministic.fill_uninitialized_memory
+    return fill_uninitialized_memory
 
 
 def _fill_value(dtype):

@@ -14,6 +14,7 @@ import numbers
 
 from ._dispatcher import DISPATCHER, Kernel
 from ._schema import OpSchema, parse_schema
+from ._tensor import Tensor
 
 __all__ = ["Kernel", "OpOverload", "OpPacket", "catalog", "define", "define_prim", "lookup"]
 
@@ -204,8 +205,6 @@ def _pack_tensors(positional, args: tuple) -> tuple:
 
 def _binds(op: OpOverload, args, kwargs) -> bool:
     """Whether the arguments fit the overload's signature and tensor/scalar kinds."""
-    from ._tensor import Tensor
-
     schema = op.schema
     positional = [a for a in schema.arguments if not a.kwarg_only]
     if len(args) > len(positional):

@@ -28,9 +28,10 @@ from types import ModuleType
 import pluggy
 
 from . import _backends, _hookspecs
-from ._backends import Backend, BackendClaimError, Registry
+from ._backends import Backend, BackendClaimError
 from ._dispatcher import DISPATCHER
 from ._keys import Layer
+from ._registry import Registry
 
 ENTRY_POINT_GROUP = "opweave.backends"
 AUTOLOAD_VARIABLE = "OPWEAVE_AUTOLOAD"

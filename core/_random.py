@@ -46,9 +46,12 @@ import contextlib
 import operator
 import os
 import threading
+from collections.abc import Iterable, Iterator
 
+from . import _dtype
 from ._device import as_device
 from ._device import device as _device_cls
+from ._tensor import Tensor
 
 DEFAULT_SEED = 67280421310721  # PyTorch's default_rng_seed_val
 _MASK64 = (1 << 64) - 1
@@ -182,7 +185,6 @@ def _rebuild_generator(device: str, seed: int, offset: int) -> Generator:
 def _read_state(state, where: str) -> tuple[int, int]:
     """``(seed, offset)`` from a 16-byte CPU uint8 state tensor; TypeError/ValueError otherwise."""
     from . import _dtype
-    from ._tensor import Tensor
 
     if not isinstance(state, Tensor):
         raise TypeError(f"{where}: the state must be a Tensor, not {type(state).__name__}")
@@ -201,7 +203,7 @@ _global_seed = DEFAULT_SEED
 _lock = threading.Lock()
 
 
-def default_generator(device="cpu") -> Generator:
+def default_generator(device: _device_cls | str | int = "cpu") -> Generator:
     """The default generator of ``device`` (created on first use, seeded with the global seed)."""
     dev = _normalise(device if device is not None else "cpu")
     gen = _defaults.get(dev)
@@ -219,7 +221,7 @@ def default_generator(device="cpu") -> Generator:
     return gen
 
 
-def manual_seed(seed) -> Generator:
+def manual_seed(seed: int) -> Generator:
     """Seed every device's default generator (also those created later); returns the CPU one."""
     global _global_seed
     value = _seed_value(seed, "manual_seed")
@@ -243,18 +245,18 @@ def initial_seed() -> int:
     return default_generator("cpu").initial_seed()
 
 
-def get_rng_state():
+def get_rng_state() -> Tensor:
     """The CPU default generator's state (a 16-byte uint8 tensor: seed and offset, little-endian)."""
     return default_generator("cpu").get_state()
 
 
-def set_rng_state(new_state) -> None:
+def set_rng_state(new_state: Tensor) -> None:
     """Restore the CPU default generator's state from :func:`get_rng_state`'s tensor."""
     default_generator("cpu").set_state(new_state)
 
 
 @contextlib.contextmanager
-def fork_rng(devices=None, enabled: bool = True):
+def fork_rng(devices: Iterable[_device_cls | str | int] | None = None, enabled: bool = True) -> Iterator[None]:
     """Inside the block, random ops may use the default generators freely; on exit their states return.
 
     ``devices=None`` forks every default generator (and the global seed; default generators
@@ -294,7 +296,7 @@ def fork_rng(devices=None, enabled: bool = True):
 # -- what canonical ops use -------------------------------------------------------------------
 
 
-def philox_blocks(prim: str, numel: int, dtype=None) -> int:
+def philox_blocks(prim: str, numel: int, dtype: _dtype.dtype | None = None) -> int:
     """Counter blocks one call of random prim ``prim`` drawing ``numel`` values consumes (module docstring)."""
     from . import _dtype
 

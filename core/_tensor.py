@@ -114,10 +114,8 @@ class Tensor:
         """The storage; a backend may create it lazily from ``_native`` (``Backend.storage_for``)."""
         st = self._st
         if st is None:
-            from . import _backends
-
             with _hooks.lazy_storage():  # not a new allocation: the memory exists already
-                st = self._st = _backends.get(self._device.type).storage_for(self)
+                st = self._st = _hooks.backend_for(self._device.type).storage_for(self)
         return st
 
     @_storage.setter
@@ -236,9 +234,7 @@ class Tensor:
         self._native = None
 
     def __reduce_ex__(self, protocol):
-        from ._factories import _rebuild_tensor
-
-        return (_rebuild_tensor, (self.cpu().numpy().copy(), self._dtype.name, str(self._device)))
+        return (_hooks.tensor_rebuilder(), (self.cpu().numpy().copy(), self._dtype.name, str(self._device)))
 
 
 def _is_contiguous(shape, stride) -> bool:

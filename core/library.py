@@ -281,13 +281,13 @@ def _library_for(qualname: str) -> tuple[Library, str]:
     return lib, name
 
 
-def define(qualname: str, schema: str, *, lib: Library | None = None, tags=()) -> _ops.OpOverload:
+def define(qualname: str, schema: str, *, lib: Library | None = None, tags: tuple = ()) -> _ops.OpOverload:
     """Define ``qualname`` ("ns::name") with the argument part ``schema`` ("(Tensor x) -> Tensor")."""
     library, name = (lib, qualname.rpartition("::")[2]) if lib is not None else _library_for(qualname)
     return library.define(name + schema, tags=tags)
 
 
-def impl(qualname: str, types: DispatchKey, func: Callable | None = None, *, lib: Library | None = None):
+def impl(qualname: str, types: DispatchKey, func: Callable | None = None, *, lib: Library | None = None) -> Callable:
     """Register ``func`` for ``qualname`` at dispatch key ``types``; without ``func``, a decorator.
 
     Without ``lib`` the registration lasts for the process (as ``torch.library.impl``).

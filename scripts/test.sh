@@ -9,6 +9,7 @@ ruff format --check .
 # The ci hypothesis profile keeps no example database: every run draws afresh (pass --hypothesis-seed=N to repeat one).
 export OPWEAVE_HYPOTHESIS_PROFILE="${OPWEAVE_HYPOTHESIS_PROFILE:-ci}"
 status=0
+python scripts/typecheck.py || status=$?  # mypy on the shipped stubs and examples/typed_usage.py (seconds)
 python -m pytest -q -p no:cacheprovider -n auto --dist loadfile "$@" || status=$?
 # The conformance suite against the reference backend, the example vendor backend and OpenCL (PoCL):
 # OpenCL (mostly kernel compilation on a cold cache) runs beside the other two, one core each.

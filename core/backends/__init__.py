@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import _device
-from .._backends import Backend, BackendClaimError, Registry, check_device, get
+from .._backends import Backend, BackendClaimError, check_device, get
 from .._hooks import add_allocation_observer, remove_allocation_observer
 from .._kernel_check import KernelError
 from .._plugins import (
@@ -19,6 +19,7 @@ from .._plugins import (
     status,
 )
 from .._plugins import records as plugins
+from .._registry import Registry
 from .._tensor import Storage
 
 __all__ = [

@@ -56,7 +56,7 @@ def register_engine(device_type: str, factory, registry=None) -> None:
 
     _FACTORIES[device_type] = factory
     if registry is None:
-        from .._backends import Registry
+        from .._registry import Registry
 
         registry = Registry("opweave.distributed")
     _kernels.register_device(registry, device_type)

@@ -28,6 +28,7 @@ import traceback
 
 import numpy as np
 
+from .. import backends
 from ._reduce_op import ReduceOp
 from ._work import Work
 
@@ -120,9 +121,7 @@ def host_array(tensor) -> np.ndarray:
     """The NumPy view of a host-memory tensor (shares its memory)."""
     backend = _HOST_BACKENDS.get(tensor.device.type)
     if backend is None:
-        import opweave
-
-        backend = _HOST_BACKENDS[tensor.device.type] = opweave.backends.get(tensor.device.type)
+        backend = _HOST_BACKENDS[tensor.device.type] = backends.get(tensor.device.type)
     view = backend.host_view(tensor)
     if view is None:
         raise RuntimeError(f"opweave.distributed: {tensor.device} tensors are not in host memory")

@@ -14,9 +14,11 @@ import contextlib
 import sys
 import types
 
-__all__ = ["DeterministicGuard", "fill_uninitialized_memory"]  # noqa: F822 (a property of the module class)
+import numpy as np
 
-_fill_uninitialized_memory = True
+from .. import _modes
+
+__all__ = ["DeterministicGuard", "fill_uninitialized_memory"]  # noqa: F822 (a property of the module class)
 
 
 class _DeterministicModule(types.ModuleType):
@@ -25,18 +27,15 @@ class _DeterministicModule(types.ModuleType):
     @property
     def fill_uninitialized_memory(self) -> bool:
         """Whether deterministic mode fills uninitialised memory (default True)."""
-        return _fill_uninitialized_memory
+        return _modes.fill_uninitialized_memory
 
     @fill_uninitialized_memory.setter
-    def fill_uninitialized_memory(self, value) -> None:
-        global _fill_uninitialized_memory
-        import numpy as np
-
+    def fill_uninitialized_memory(self, value: bool) -> None:
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(
                 f"opweave.utils.deterministic.fill_uninitialized_memory must be bool, not {type(value).__name__}"
             )
-        _fill_uninitialized_memory = bool(value)
+        _modes.fill_uninitialized_memory = bool(value)
 
 
 @contextlib.contextmanager
@@ -46,20 +45,18 @@ def DeterministicGuard(deterministic: bool, *, warn_only: bool = False, fill_uni
     The settings are process-wide, like ``use_deterministic_algorithms`` (PyTorch keeps a
     class of this name in its test utilities).
     """
-    import opweave
-
     module = sys.modules[__name__]
     saved = (
-        opweave.are_deterministic_algorithms_enabled(),
-        opweave.is_deterministic_algorithms_warn_only_enabled(),
+        _modes.are_deterministic_algorithms_enabled(),
+        _modes.is_deterministic_algorithms_warn_only_enabled(),
         module.fill_uninitialized_memory,
     )
     module.fill_uninitialized_memory = fill_uninitialized_memory
-    opweave.use_deterministic_algorithms(deterministic, warn_only=warn_only)
+    _modes.use_deterministic_algorithms(deterministic, warn_only=warn_only)
     try:
         yield
     finally:
-        opweave.use_deterministic_algorithms(saved[0], warn_only=saved[1])
+        _modes.use_deterministic_algorithms(saved[0], warn_only=saved[1])
         module.fill_uninitialized_memory = saved[2]
 
 
