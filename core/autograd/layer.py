@@ -338,3 +338,23 @@ def register_formula(op, formula, *, save=None, save_out: bool = False, library=
         op = _ops.lookup(op)
     lib = library or LIBRARY
     return lib.impl(op, formula_kernel(op, formula, save, save_out), "Autograd", with_keyset=True)
+
+
+def _detach_kernel(keyset, self):
+    """``detach``: a view of the same storage that records nothing and does not require grad."""
+    from .. import ops
+
+    out = run_below(ops.canonical.detach.default, keyset, (self,))
+    if out._ag is not None:
+        out._ag = None
+    out._keys &= ~AUTOGRAD_BIT
+    return out
+
+
+def _register_detach() -> None:
+    from .. import ops
+
+    LIBRARY.impl(ops.canonical.detach.default, _detach_kernel, "Autograd", with_keyset=True)
+
+
+_register_detach()
