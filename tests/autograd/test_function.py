@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
-
 import opweave as ow
+import pytest
 from opweave.autograd import Function, once_differentiable
 
 

@@ -7,10 +7,9 @@ edges; gradcheck itself compares with central finite differences.
 from __future__ import annotations
 
 import numpy as np
-import pytest
-
 import opweave as ow
 import opweave.nn.functional as F
+import pytest
 from opweave.autograd import gradcheck, gradgradcheck
 
 
