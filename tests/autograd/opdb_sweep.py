@@ -161,31 +161,39 @@ def check(name: str) -> tuple[str, str]:
 def _check_sample(info, sample) -> tuple[str, str]:
     """``("pass" | "skip" | "fail", detail)`` for the op ``name``."""
     args, kwargs = build(sample, "cpu")
-    slots = []
+    slots = []  # (container, key, index in a tensor list or None)
     flat = list(args)
-    for i, a in enumerate(flat):
-        if isinstance(a, ow.Tensor) and _is_floating(a.dtype):
-            slots.append(("arg", i))
-    for k, v in kwargs.items():
-        if isinstance(v, ow.Tensor) and _is_floating(v.dtype):
-            slots.append(("kw", k))
+    for container, items in (("arg", enumerate(flat)), ("kw", kwargs.items())):
+        for key, v in items:
+            if isinstance(v, ow.Tensor) and _is_floating(v.dtype):
+                slots.append((container, key, None))
+            elif isinstance(v, (list, tuple)):
+                for j, item in enumerate(v):
+                    if isinstance(item, ow.Tensor) and _is_floating(item.dtype):
+                        slots.append((container, key, j))
     if not slots:
         return "skip", "no floating tensor argument"
     leaves = []
-    for kind, key in slots:
-        t = flat[key] if kind == "arg" else kwargs[key]
+    for container, key, j in slots:
+        t = flat[key] if container == "arg" else kwargs[key]
+        t = t if j is None else t[j]
         leaves.append(t.detach().clone().requires_grad_(True))
     op = info.op
 
     def func(*xs):
         call_args, call_kwargs = list(flat), dict(kwargs)
-        for (kind, key), x in zip(slots, xs):
-            if kind == "arg":
-                call_args[key] = x
+        for (container, key, j), x in zip(slots, xs):
+            target = call_args if container == "arg" else call_kwargs
+            if j is None:
+                target[key] = x
             else:
-                call_kwargs[key] = x
+                items = list(target[key])
+                items[j] = x
+                target[key] = items
         out = op(*call_args, **call_kwargs)
-        outs = out if isinstance(out, (tuple, list)) else (out,)
+        outs = []
+        for o in out if isinstance(out, (tuple, list)) else (out,):
+            outs.extend(o if isinstance(o, (tuple, list)) else (o,))
         return tuple(o for o in outs if isinstance(o, ow.Tensor) and _is_floating(o.dtype))
 
     try:
