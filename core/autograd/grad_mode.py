@@ -101,6 +101,22 @@ class set_grad_enabled(_GradModeContext):  # noqa: N801
     def __exit__(self, *exc) -> None:
         _set(self._saved)
 
+    def __call__(self, fn):
+        """Decorate ``fn`` (the mode set by the constructor is undone: it applies inside ``fn`` only)."""
+        _set(self._saved)
+        return super().__call__(fn)
+
+    def clone(self):
+        """A context manager that sets the same mode when entered."""
+        return _EnterSets(self._target)
+
+
+class _EnterSets(_GradModeContext):
+    """Sets grad mode on entry and restores it on exit (what a decorated function runs in)."""
+
+    def __init__(self, mode: bool):
+        self._target = mode
+
 
 class inference_mode(_GradModeContext):  # noqa: N801
     """Disable gradient recording and version-counter bookkeeping of autograd (``mode=False``: no effect)."""

@@ -147,3 +147,15 @@ def test_data_property():
     assert x.requires_grad and x.shape == (3,)
     (x * x).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [4.0, 4.0, 4.0])
+
+
+def test_set_grad_enabled_as_decorator():
+    @ow.set_grad_enabled(False)
+    def f(t):
+        assert not ow.is_grad_enabled()
+        return t * 2
+
+    assert ow.is_grad_enabled()  # decorating does not change the mode
+    x = ow.ones(2, requires_grad=True)
+    assert not f(x).requires_grad
+    assert ow.is_grad_enabled()
