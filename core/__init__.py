@@ -112,6 +112,18 @@ _install_functional(globals())
 from .lowrank import install as _install_lowrank  # noqa: E402
 
 _install_lowrank(globals())
+from . import autograd  # noqa: E402  (the Autograd layer, Tensor.backward, requires_grad= on factories)
+from .autograd import (  # noqa: E402
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,  # noqa: E402
+)
+
+autograd._install(globals())
+
 # Global modes: deterministic algorithms, float32 matmul precision; the profiler; opweave.utils.
 # opweave.quantization defines the quantized:: ops and registers the Quantized-layer kernels.
 from . import errors, fft, linalg, masked, nn, profiler, quantization, return_types, signal, special, utils  # noqa: E402

@@ -134,10 +134,23 @@ def make_entry(op, dispatch, factory_keys, cache: dict, declined) -> callable:
     body.append("    kernel = _cache.get(ks)")
     # Errors raised inside the op leave it as PyTorch's types too (see opweave.errors).
     wrap = "_named(" if named is not None else "("  # several named returns: PyTorch's return_types named tuple
+    written = [
+        a.name
+        for a in schema.arguments
+        if a.name in schema.mutated_arguments and a.type.name == "Tensor" and not a.type.is_list
+    ]
     body.append("    try:")
-    body.append(f"        if kernel is None: return {wrap}_dispatch(_op, ks, {args_tuple}))")
-    body.append(f"        try: return {wrap}kernel({call_args}))")
-    body.append(f"        except _Decline as exc: return {wrap}_declined(_op, ks, {args_tuple}, exc))")
+    if not written:
+        body.append(f"        if kernel is None: return {wrap}_dispatch(_op, ks, {args_tuple}))")
+        body.append(f"        try: return {wrap}kernel({call_args}))")
+        body.append(f"        except _Decline as exc: return {wrap}_declined(_op, ks, {args_tuple}, exc))")
+    else:  # an in-place or out= op bumps the version counter of each storage it wrote (autograd checks it)
+        body.append(f"        if kernel is None: _returned = _dispatch(_op, ks, {args_tuple})")
+        body.append("        else:")
+        body.append(f"            try: _returned = kernel({call_args})")
+        body.append(f"            except _Decline as exc: _returned = _declined(_op, ks, {args_tuple}, exc)")
+        body.extend(f"        _c.bump_version({n})" for n in written)
+        body.append(f"        return {wrap}_returned)")
     body.append("    except (ValueError, TypeError) as exc:")
     body.append("        new = _from_op(exc)")
     body.append("        if new is exc: raise")

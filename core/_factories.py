@@ -70,12 +70,8 @@ def tensor(
 ) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested sequences, scalars, arrays, tensors).
 
-    ``requires_grad=True`` marks the result (see ``opweave._requires_grad``).
+    ``requires_grad=True`` makes the result a leaf that records gradients.
     """
-    if requires_grad:
-        from ._requires_grad import factory_result
-
-        return factory_result(tensor(data, dtype=dtype, device=device), "tensor")
     array, inferred = _to_numpy(data, "tensor")
     target = dtype or inferred
     if not isinstance(target, _dtype.dtype):
@@ -87,13 +83,15 @@ def tensor(
     if dev.type == "meta":  # shape and dtype only: no backend needed
         return _meta.empty(array.shape, target)
     if dev.type == _CPU_TYPE:
-        return _backends.get(_CPU_TYPE).from_host(array, as_device(_CPU_TYPE))
-    from . import ops
+        result = _backends.get(_CPU_TYPE).from_host(array, as_device(_CPU_TYPE))
+    else:
+        from . import ops
 
-    array = np.ascontiguousarray(array)  # held by the core on the host, copied once to the device (no CPU plugin)
-    strides = contiguous_strides(array.shape)
-    host = Tensor._make(None, array.shape, strides, 0, target, as_device(_CPU_TYPE), native=array)
-    return ops.prims.device_put(host, dev)
+        array = np.ascontiguousarray(array)  # held by the core on the host, copied once to the device (no CPU plugin)
+        strides = contiguous_strides(array.shape)
+        host = Tensor._make(None, array.shape, strides, 0, target, as_device(_CPU_TYPE), native=array)
+        result = ops.prims.device_put(host, dev)
+    return result.requires_grad_(True) if requires_grad else result
 
 
 def as_tensor(data: object, dtype: _dtype.dtype | None = None, device: _device_cls | str | int | None = None) -> Tensor:

@@ -17,7 +17,7 @@ class Layer(enum.IntEnum):
 
     Dense = 0
     Quantized = 1
-    Autograd = 2  # planned
+    Autograd = 2  # opweave.autograd (docs/autograd.md)
     Autocast = 3
     Trace = 4  # planned
     Python = 5  # profiler and Python modes

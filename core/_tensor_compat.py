@@ -3,13 +3,12 @@
 ``t.float()``, ``t.long()``, ``t.bool()``... are ``t.to(dtype, memory_format=...)`` (``t`` itself
 when nothing changes); ``opweave.contiguous_format``, ``channels_last``... name the memory formats
 that ``contiguous``, ``clone``, ``to`` and the ``*_like`` factories accept (they compare equal to
-their names, the strings opweave's schemas carry). ``requires_grad`` is stored and reported
-(:mod:`._requires_grad`).
+their names, the strings opweave's schemas carry).
 """
 
 from __future__ import annotations
 
-from . import _dtype, _requires_grad
+from . import _dtype
 from ._tensor import Tensor
 
 
@@ -76,10 +75,9 @@ def type_as(self, other: Tensor) -> Tensor:
 
 
 def install(tensor_cls=Tensor) -> None:
-    """Attach the conversion methods, ``chalf`` and the ``requires_grad`` members to Tensor."""
+    """Attach the conversion methods and ``chalf`` to Tensor."""
     for name, target in CONVERSIONS.items():
         setattr(tensor_cls, name, _conversion(name, target))
     tensor_cls.chalf = chalf
     if not hasattr(tensor_cls, "type_as"):
         tensor_cls.type_as = type_as
-    _requires_grad.install(tensor_cls)
