@@ -90,6 +90,18 @@ _backends.register_builtin(_meta.backend())
 _backends.discover()
 _install_methods(globals())
 
+from . import autograd  # noqa: E402  (the Autograd layer, Tensor.backward, requires_grad= on factories)
+from .autograd import (  # noqa: E402
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,  # noqa: E402
+)
+
+autograd._install(globals())
+
 # Global modes: deterministic algorithms, float32 matmul precision; the profiler; opweave.utils.
 # opweave.quantization defines the quantized:: ops and registers the Quantized-layer kernels.
 from . import fft, linalg, nn, profiler, quantization, special, utils  # noqa: E402

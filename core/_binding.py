@@ -122,9 +122,23 @@ def make_entry(op, dispatch, factory_keys, cache: dict, declined) -> callable:
         body.append("    ks = _factory_keys(_op, (" + call_args + ("," if names else "") + "))")
     body.append("    ks = (ks | _st.included) & ~_st.excluded")
     body.append("    kernel = _cache.get(ks)")
-    body.append(f"    if kernel is None: return _dispatch(_op, ks, ({call_args}{',' if names else ''}))")
-    body.append(f"    try: return kernel({call_args})")
-    body.append(f"    except _Decline as exc: return _declined(_op, ks, ({call_args}{',' if names else ''}), exc)")
+    bound = f"({call_args}{',' if names else ''})"
+    written = [
+        a.name
+        for a in schema.arguments
+        if a.name in schema.mutated_arguments and a.type.name == "Tensor" and not a.type.is_list
+    ]
+    if not written:
+        body.append(f"    if kernel is None: return _dispatch(_op, ks, {bound})")
+        body.append(f"    try: return kernel({call_args})")
+        body.append(f"    except _Decline as exc: return _declined(_op, ks, {bound}, exc)")
+    else:  # an in-place or out= op bumps the version counter of each storage it wrote (autograd checks it)
+        body.append(f"    if kernel is None: result = _dispatch(_op, ks, {bound})")
+        body.append("    else:")
+        body.append(f"        try: result = kernel({call_args})")
+        body.append(f"        except _Decline as exc: result = _declined(_op, ks, {bound}, exc)")
+        body.extend(f"    _c.bump_version({n})" for n in written)
+        body.append("    return result")
     py_name = "_entry"
     source = f"def {py_name}({', '.join(params)}):\n" + "\n".join(body) + "\n"
     from ._dispatcher import Decline

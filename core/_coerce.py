@@ -58,6 +58,12 @@ def to_tensor_list(value, op: str, arg: str, elem_optional: bool, strict: bool):
     return tuple(out)
 
 
+def bump_version(t) -> None:
+    """Count one in-place write to ``t``'s storage (autograd compares it with what it saved)."""
+    if t is not None:
+        t._storage.version += 1
+
+
 def list_keys(tensors) -> int:
     """OR of the dispatch keys of a tensor list (None entries ignored)."""
     ks = 0

@@ -62,8 +62,6 @@ def _tensors_to_lists(seq):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested sequences, scalars, arrays, tensors)."""
-    if requires_grad:
-        raise NotImplementedError("tensor(): autograd is not implemented yet (requires_grad=True)")
     array, inferred = _to_numpy(data, "tensor")
     target = dtype or inferred
     if not isinstance(target, _dtype.dtype):
@@ -74,10 +72,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor:
             array = array.astype(target.numpy)
     cpu = _backends.get(_CPU_TYPE).from_host(array, as_device(_CPU_TYPE))
     if dev.type == _CPU_TYPE:
-        return cpu
-    from . import ops
+        result = cpu
+    else:
+        from . import ops
 
-    return ops.prims.device_put(cpu, dev)
+        result = ops.prims.device_put(cpu, dev)
+    return result.requires_grad_(True) if requires_grad else result
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:

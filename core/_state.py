@@ -24,6 +24,8 @@ class _ThreadState(threading.local):
     deterministic_warn_only = False
     profilers = ()  # active opweave.profiler.profile objects of this thread, outermost first
     autocast = None  # device type -> _autocast._DeviceState of this thread (created on first use)
+    grad_enabled = True  # opweave.autograd grad mode (no_grad / enable_grad / set_grad_enabled)
+    inference = False  # inside opweave.inference_mode
 
     def __init__(self):
         """Runs on each thread's first access: remember its values (for :func:`set_process_default`)."""

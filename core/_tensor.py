@@ -24,9 +24,10 @@ class Storage:
     a device pointer, None on meta); ``nbytes`` its size; ``device`` its device.
     """
 
-    __slots__ = ("handle", "nbytes", "device", "backend", "__weakref__")
+    __slots__ = ("handle", "nbytes", "device", "backend", "version", "__weakref__")
 
     def __init__(self, handle, nbytes: int, device, backend):
+        self.version = 0  # bumped by every in-place write (autograd's saved-tensor check)
         self.handle = handle
         self.nbytes = nbytes
         self.device = device
@@ -81,6 +82,7 @@ class Tensor:
         "_native",
         "_wrapped_number",
         "_qparams",
+        "_ag",  # autograd metadata (opweave.autograd), None for tensors that never required grad
         "__weakref__",
     )
 
@@ -107,6 +109,7 @@ class Tensor:
         t._native = native
         t._wrapped_number = False
         t._qparams = None
+        t._ag = None
         return t
 
     @property

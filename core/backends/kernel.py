@@ -168,6 +168,7 @@ def native_wrapper(device: Device) -> Callable[..., Tensor]:
         t._native = native
         t._wrapped_number = False
         t._qparams = None
+        t._ag = None
         return t
 
     return wrap

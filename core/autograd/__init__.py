@@ -1,0 +1,63 @@
+"""``opweave.autograd``: reverse-mode automatic differentiation as a dispatch layer.
+
+See ``docs/autograd.md``. Tensors that require grad carry the Autograd dispatch key; the
+layer records a node per op (derivative rules on the prims, canonical ops through their
+decompositions or a registered formula) and :mod:`.engine` runs the graph backwards.
+"""
+
+from __future__ import annotations
+
+from . import factories as _factories
+from . import tensor_api as _tensor_api
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .graph import Node
+
+__all__ = [
+    "Node",
+    "backward",
+    "enable_grad",
+    "grad",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "no_grad",
+    "set_grad_enabled",
+]
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+    """Accumulate the gradients of ``tensors`` into the leaves' ``.grad`` (see ``Tensor.backward``)."""
+    from .engine import backward as run
+
+    run(tensors, grad_tensors, retain_graph, create_graph, inputs=inputs)
+
+
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    allow_unused=None,
+    is_grads_batched=False,
+    materialize_grads=False,
+):
+    """The gradients of ``outputs`` with respect to ``inputs`` (returned, not accumulated)."""
+    from .engine import grad as run
+
+    if is_grads_batched:
+        raise NotImplementedError("autograd.grad(): is_grads_batched=True is not supported")
+    return run(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused, materialize_grads)
+
+
+def _install(namespace: dict) -> None:
+    """Attach the Tensor API and wrap the factories of ``namespace`` (``opweave``)."""
+    _tensor_api.install()
+    _factories.install(namespace)

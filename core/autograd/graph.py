@@ -1,0 +1,220 @@
+"""The autograd graph: per-tensor metadata, nodes, saved tensors and hooks.
+
+Each tensor that requires grad carries an :class:`AutogradMeta` (``Tensor._ag``) and the
+Autograd bit in its dispatch key set. A leaf has no ``grad_fn``; its gradient is
+accumulated by its :class:`AccumulateGrad` node. A result of a recorded op has a
+``grad_fn`` (a :class:`Node`) and an ``output_nr`` (which output of that node it is).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+from .grad_mode import AUTOGRAD_BIT
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+    "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+    "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+    "if you need to access saved tensors after calling backward."
+)
+
+_sequence = itertools.count()
+
+
+class AutogradMeta:
+    """Autograd state of one tensor."""
+
+    __slots__ = (
+        "requires_grad",
+        "grad",
+        "grad_fn",
+        "output_nr",
+        "retains_grad",
+        "hooks",
+        "post_accumulate_hooks",
+        "accumulator",
+        "name",
+    )
+
+    def __init__(self, requires_grad=False, grad_fn=None, output_nr=0):
+        self.requires_grad = requires_grad
+        self.grad = None
+        self.grad_fn = grad_fn
+        self.output_nr = output_nr
+        self.retains_grad = False
+        self.hooks = None  # {handle id: fn} of register_hook on a leaf
+        self.post_accumulate_hooks = None
+        self.accumulator = None  # the leaf's AccumulateGrad node (made on first use)
+        self.name = None
+
+
+def meta_of(t):
+    """The tensor's AutogradMeta, created on first request."""
+    ag = t._ag
+    if ag is None:
+        ag = t._ag = AutogradMeta()
+    return ag
+
+
+def requires_grad(t) -> bool:
+    """Whether ``t`` requires grad (a leaf flagged so, or a result with a ``grad_fn``)."""
+    ag = t._ag
+    return ag is not None and (ag.requires_grad or ag.grad_fn is not None)
+
+
+def set_history(t, node, output_nr: int) -> None:
+    """Make ``t`` output ``output_nr`` of ``node`` (it requires grad from now on)."""
+    ag = meta_of(t)
+    ag.grad_fn, ag.output_nr, ag.requires_grad = node, output_nr, False
+    t._keys |= AUTOGRAD_BIT
+
+
+def gradient_edge(t):
+    """The (node, input number) a gradient for ``t`` flows into: its grad_fn, or its AccumulateGrad."""
+    ag = t._ag
+    if ag is None:
+        return None
+    if ag.grad_fn is not None:
+        return (ag.grad_fn, ag.output_nr)
+    if ag.requires_grad:
+        acc = ag.accumulator
+        if acc is None:
+            acc = ag.accumulator = AccumulateGrad(t)
+        return (acc, 0)
+    return None
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``: ``remove()`` takes the hook out again."""
+
+    _ids = itertools.count()
+
+    def __init__(self, table: dict):
+        self.id = next(self._ids)
+        self._table = table
+
+    def remove(self) -> None:
+        """Remove the hook (idempotent)."""
+        self._table.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+class Node:
+    """One recorded operation: ``apply(grads)`` maps the gradients of its outputs to those of its inputs.
+
+    ``next_functions`` is a tuple of ``(node, input_nr)`` per input (``(None, 0)`` for an input
+    that does not require grad), as PyTorch's ``grad_fn.next_functions``.
+    """
+
+    def __init__(self, name: str, next_edges: tuple, num_outputs: int = 1):
+        self._name = name
+        self.next_functions = next_edges
+        self.num_outputs = num_outputs
+        self.sequence_nr = next(_sequence)
+        self._pre_hooks: dict = {}  # id -> fn(grad_outputs) (register_prehook)
+        self._hooks: dict = {}  # id -> fn(grad_inputs, grad_outputs) (register_hook)
+        self._tensor_pre_hooks: dict = {}  # output_nr -> {id: fn(grad)} (Tensor.register_hook on non-leaves)
+        self._retain_grad: dict = {}  # output_nr -> weak tensor whose .grad is kept (retain_grad)
+        self.metadata: dict = {}
+
+    def name(self) -> str:
+        """The node's name, e.g. ``MulBackward0``."""
+        return self._name
+
+    def apply(self, grad_outputs: list) -> tuple:
+        """Gradients of the inputs (one per ``next_functions`` entry, None where there is none)."""
+        raise NotImplementedError
+
+    def release(self) -> None:
+        """Free saved tensors (after a backward without ``retain_graph``)."""
+
+    def register_hook(self, fn) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` runs after the node; it may return replacement grad_inputs."""
+        handle = RemovableHandle(self._hooks)
+        self._hooks[handle.id] = fn
+        return handle
+
+    def register_prehook(self, fn) -> RemovableHandle:
+        """``fn(grad_outputs)`` runs before the node; it may return replacement grad_outputs."""
+        handle = RemovableHandle(self._pre_hooks)
+        self._pre_hooks[handle.id] = fn
+        return handle
+
+    def __call__(self, *grads):
+        return self.apply(list(grads))
+
+    def __repr__(self):
+        return f"<{self._name} object at {id(self):#x}>"
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf: adds the incoming gradient to ``leaf.grad``."""
+
+    _lock = threading.Lock()
+
+    def __init__(self, leaf):
+        super().__init__("AccumulateGrad", ())
+        self.variable = leaf
+
+    def apply(self, grad_outputs: list) -> tuple:
+        from .. import ops
+
+        grad = grad_outputs[0]
+        leaf = self.variable
+        ag = leaf._ag
+        if grad is None:
+            return ()
+        if ag.hooks:
+            for fn in list(ag.hooks.values()):
+                new = fn(grad)
+                if new is not None:
+                    grad = new
+        if not _is_create_graph() and requires_grad(grad):
+            grad = grad.detach()
+        with self._lock:
+            ag.grad = grad if ag.grad is None else ops.canonical.add(ag.grad, grad)
+        if ag.post_accumulate_hooks:
+            for fn in list(ag.post_accumulate_hooks.values()):
+                fn(leaf)
+        return ()
+
+
+def _is_create_graph() -> bool:
+    from .._state import local
+
+    return local().grad_enabled
+
+
+class SavedTensor:
+    """A tensor saved for backward, with the version of its storage when it was saved."""
+
+    __slots__ = ("tensor", "version", "node_name", "index")
+
+    def __init__(self, t, node_name: str, index: int):
+        self.tensor = t
+        self.version = t._storage.version
+        self.node_name = node_name
+        self.index = index
+
+    def unpack(self):
+        """The saved tensor; ``RuntimeError`` if it was freed or modified in place since."""
+        t = self.tensor
+        if t is None:
+            raise RuntimeError(FREED_MESSAGE)
+        now = t._storage.version
+        if now != self.version:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an inplace "
+                f"operation: [{t.dtype}{list(t.shape)}], which is output {self.index} of {self.node_name}, "
+                f"is at version {now}; expected version {self.version} instead. Hint: enable anomaly detection "
+                "to find the operation that failed to compute its gradient, with "
+                "opweave.autograd.set_detect_anomaly(True)."
+            )
+        return t
