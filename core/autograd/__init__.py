@@ -8,6 +8,8 @@ decompositions or a registered formula) and :mod:`.engine` runs the graph backwa
 from __future__ import annotations
 
 from . import factories as _factories
+from . import formulas as _formulas  # noqa: F401  (registers the derivative formulas)
+from . import layer as _layer  # noqa: F401  (registers the Autograd layer's fallback)
 from . import tensor_api as _tensor_api
 from .grad_mode import (
     enable_grad,

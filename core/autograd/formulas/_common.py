@@ -1,0 +1,47 @@
+"""Helpers shared by the formula modules."""
+
+from __future__ import annotations
+
+import math
+
+from ... import ops
+from ..layer import register_formula
+
+C = ops.canonical
+P = ops.prims
+PI = math.pi
+
+
+def conj(t):
+    """Complex conjugate (the identity on real tensors)."""
+    return C.conj_physical(t) if t.dtype.is_complex else t
+
+
+def prim(name: str):
+    """The overload of ``prims::name``."""
+    return getattr(P, name).default
+
+
+def formula(name: str, *, save=None, save_out: bool = False):
+    """Decorator: register the decorated function as the derivative formula of ``name`` (a qualified op name)."""
+
+    def register(fn):
+        register_formula(name, fn, save=save, save_out=save_out)
+        return fn
+
+    return register
+
+
+def zeros_of(meta):
+    """Zeros with a TensorMeta's (or tensor's) shape, dtype and device."""
+    return C.zeros(list(meta.shape), dtype=meta.dtype, device=meta.device)
+
+
+def unsqueeze_to(g, dims, ndim: int):
+    """Put back the reduced dimensions ``dims`` (None: all) of ``g`` as size-1 dimensions."""
+    if dims is None:
+        dims = range(ndim)
+    dims = sorted(d % ndim if ndim else 0 for d in dims)
+    for d in dims:
+        g = C.unsqueeze(g, d)
+    return g

@@ -1,0 +1,137 @@
+"""Derivatives of the indexing prims (gather/scatter/index ops), sorting and selection."""
+
+from __future__ import annotations
+
+from ..layer import NONDIFFERENTIABLE
+from ._common import C, formula, zeros_of
+
+
+@formula("prims::gather", save=(2,))
+def _gather(ctx, g):
+    a, dim, index = ctx.args
+    return (C.scatter_add(zeros_of(a), dim, index, g), None)
+
+
+@formula("prims::index_select", save=(2,))
+def _index_select(ctx, g):
+    a, dim, index = ctx.args
+    return (C.index_add(zeros_of(a), dim, index, g), None)
+
+
+@formula("prims::take", save=(1,))
+def _take(ctx, g):
+    a, index = ctx.args
+    flat = C.zeros([a.numel()], dtype=g.dtype, device=g.device)
+    flat = C.index_add(flat, 0, C.reshape(index, [-1]), C.reshape(g, [-1]))
+    return (C.reshape(flat, list(a.shape)), None)
+
+
+@formula("prims::index", save=())
+def _index(ctx, g):
+    a, indices = ctx.args
+    return (C.index_put(zeros_of(a), indices, g, True),)
+
+
+@formula("prims::masked_select", save=(1,))
+def _masked_select(ctx, g):
+    a, mask = ctx.args
+    mask = C.expand(mask, list(a.shape)) if tuple(mask.shape) != tuple(a.shape) else mask
+    return (C.masked_scatter(zeros_of(a), mask, g), None)
+
+
+@formula("prims::index_add", save=(2,))
+def _index_add(ctx, g):
+    a, dim, index, source, alpha = ctx.args
+    gs = C.index_select(g, dim, index) if source.ndim else C.reshape(C.index_select(g, dim, index), [])
+    return (g, None, gs * alpha if alpha != 1 else gs)
+
+
+@formula("prims::index_copy", save=(2,))
+def _index_copy(ctx, g):
+    a, dim, index, source = ctx.args
+    gs = C.index_select(g, dim, index)
+    return (C.index_fill(g, dim, index, 0), None, C.reshape(gs, list(source.shape)))
+
+
+@formula("prims::index_fill", save=(2,))
+def _index_fill(ctx, g):
+    a, dim, index, value = ctx.args
+    return (C.index_fill(g, dim, index, 0), None)
+
+
+@formula("prims::index_put", save=())
+def _index_put(ctx, g):
+    a, indices, values, accumulate = ctx.args
+    ga = g if accumulate else C.index_put(g, indices, C.zeros([], dtype=g.dtype, device=g.device), False)
+    return (ga, C.index(g, indices) if ctx.needs_input_grad[2] else None)
+
+
+@formula("prims::put", save=(1,))
+def _put(ctx, g):
+    a, index, source, accumulate = ctx.args
+    ga = g if accumulate else C.put(g, index, C.zeros_like(C.reshape(C.take(g, index), [-1])), False)
+    return (ga, None, C.reshape(C.take(g, index), list(source.shape)))
+
+
+@formula("prims::scatter", save=(2,))
+def _scatter(ctx, g):
+    a, dim, index, src = ctx.args
+    return (C.scatter(g, dim, index, 0), None, C.gather(g, dim, index))
+
+
+@formula("prims::scatter_add", save=(2,))
+def _scatter_add(ctx, g):
+    a, dim, index, src = ctx.args
+    return (g, None, C.gather(g, dim, index))
+
+
+@formula("prims::masked_scatter", save=(1,))
+def _masked_scatter(ctx, g):
+    a, mask, source = ctx.args
+    mask = C.expand(mask, list(g.shape)) if tuple(mask.shape) != tuple(g.shape) else mask
+    taken = C.masked_select(g, mask)
+    rest = source.numel() - taken.numel()
+    flat = C.cat([taken, C.zeros([rest], dtype=g.dtype, device=g.device)]) if rest else taken
+    return (C.masked_fill(g, mask, 0), None, C.reshape(flat, list(source.shape)))
+
+
+@formula("prims::scatter_reduce", save=(2,))
+def _scatter_reduce(ctx, g):
+    a, dim, index, src, reduce, include_self = ctx.args
+    if reduce != "sum":
+        raise NotImplementedError(f"the derivative for 'scatter_reduce' with reduce={reduce!r} is not implemented.")
+    return (g if include_self else C.scatter(g, dim, index, 0), None, C.gather(g, dim, index))
+
+
+def _values_indices(dim_of, reduced: bool):
+    """Formula of an op returning (values, indices): scatter the values' gradient to the indices."""
+
+    def fn(ctx, grads):
+        a = ctx.args[0]
+        gv = grads[0]
+        indices = ctx.outputs[1]
+        dim = dim_of(ctx.args)
+        if a.ndim == 0:
+            return (gv,)
+        if reduced and indices.ndim < a.ndim:
+            gv, indices = C.unsqueeze(gv, dim), C.unsqueeze(indices, dim)
+        return (C.scatter_add(zeros_of(a), dim, indices, gv),)
+
+    return fn
+
+
+formula("prims::sort", save=(), save_out=True)(_values_indices(lambda args: args[1], False))
+formula("prims::topk", save=(), save_out=True)(_values_indices(lambda args: args[2], False))
+formula("prims::kthvalue", save=(), save_out=True)(_values_indices(lambda args: args[2], True))
+formula("prims::mode", save=(), save_out=True)(_values_indices(lambda args: args[1], True))
+formula("prims::cummax", save=(), save_out=True)(_values_indices(lambda args: args[1], False))
+formula("prims::cummin", save=(), save_out=True)(_values_indices(lambda args: args[1], False))
+
+NONDIFFERENTIABLE.update(
+    {
+        "prims::nonzero",
+        "prims::unique",
+        "prims::unique_consecutive",
+        "prims::repeat_interleave",
+    }
+)

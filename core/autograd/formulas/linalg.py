@@ -1,0 +1,86 @@
+"""Derivatives of the matrix prims (mm, bmm) and the linear-algebra prims where the formula is standard."""
+
+from __future__ import annotations
+
+from ._common import C, conj, formula
+
+
+def _h(t):
+    """Conjugate transpose of the last two dimensions."""
+    return conj(C.transpose(t, -2, -1))
+
+
+@formula("prims::mm")
+def _mm(ctx, g):
+    a, b = ctx.args
+    need = ctx.needs_input_grad
+    return (C.mm(g, _h(b)) if need[0] else None, C.mm(_h(a), g) if need[1] else None)
+
+
+@formula("prims::bmm")
+def _bmm(ctx, g):
+    a, b = ctx.args
+    need = ctx.needs_input_grad
+    return (C.bmm(g, _h(b)) if need[0] else None, C.bmm(_h(a), g) if need[1] else None)
+
+
+@formula("prims::inverse", save=(), save_out=True)
+def _inverse(ctx, g):
+    y = ctx.out
+    return (-C.matmul(_h(y), C.matmul(g, _h(y))),)
+
+
+@formula("prims::det", save=(0,), save_out=True)
+def _det(ctx, g):
+    a = ctx.args[0]
+    d = ctx.out
+    scale = C.unsqueeze(C.unsqueeze(g * conj(d), -1), -1)
+    return (scale * _h(C.linalg_inv(a)),)
+
+
+@formula("prims::slogdet", save=(0,))
+def _slogdet(ctx, grads):
+    a = ctx.args[0]
+    g_logabs = grads[1]
+    if a.dtype.is_complex:
+        raise NotImplementedError("the derivative for 'slogdet' of complex inputs is not implemented.")
+    return (C.unsqueeze(C.unsqueeze(g_logabs, -1), -1) * _h(C.linalg_inv(a)),)
+
+
+@formula("prims::solve", save=(0,), save_out=True)
+def _solve(ctx, g):
+    a, b, left = ctx.args
+    x = ctx.out
+    vector = b.ndim == 1 or (left and b.ndim == a.ndim - 1)
+    if vector:
+        g2, x2 = C.unsqueeze(g, -1), C.unsqueeze(x, -1)
+    else:
+        g2, x2 = g, x
+    gb = C.linalg_solve(_h(a), g2, left=left)
+    ga = -C.matmul(gb, _h(x2)) if left else -C.matmul(_h(x2), gb)
+    if vector:
+        gb = C.squeeze(gb, -1)
+    return (ga, gb)
+
+
+@formula("prims::triangular_solve", save=(1,), save_out=True)
+def _triangular_solve(ctx, g):
+    b, a, upper, left, unitriangular = ctx.args
+    x = ctx.out
+    gb = C.linalg_solve_triangular(_h(a), g, upper=not upper, left=left, unitriangular=unitriangular)
+    ga = -C.matmul(gb, _h(x)) if left else -C.matmul(_h(x), gb)
+    ga = C.triu(ga, 1 if unitriangular else 0) if upper else C.tril(ga, -1 if unitriangular else 0)
+    return (gb, ga)
+
+
+@formula("prims::cholesky", save=(), save_out=True)
+def _cholesky(ctx, g):
+    upper = ctx.args[1]
+    factor = ctx.out
+    lower = _h(factor) if upper else factor
+    gl = _h(g) if upper else g
+    phi = C.matmul(_h(lower), gl)
+    phi = C.tril(phi, -1) + 0.5 * C.diag_embed(C.diagonal(phi, 0, -2, -1))
+    eye_solve = C.linalg_solve_triangular(_h(lower), phi, upper=True, left=True)
+    ga = _h(C.linalg_solve_triangular(_h(lower), _h(eye_solve), upper=True, left=True))
+    return (0.5 * (ga + _h(ga)),)

@@ -1,0 +1,123 @@
+"""Derivatives of the convolution and pooling prims."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ... import from_numpy
+from ._common import C, formula
+
+
+def _conv_weight_grad(inp, gout, stride, padding, dilation, kernel_shape):
+    """d(conv)/d(weight) for groups=1: a convolution of the input (channels as batch) with the output gradient."""
+    x = C.transpose(inp, 0, 1)
+    g = C.transpose(gout, 0, 1)
+    w = C.convolution(x, g, None, list(dilation), list(padding), list(stride), False, [0] * len(stride), 1)
+    w = C.transpose(w, 0, 1)
+    for d, k in enumerate(kernel_shape):
+        if w.shape[2 + d] != k:
+            w = C.narrow(w, 2 + d, 0, k)
+    return w
+
+
+@formula("prims::convolution", save=(0, 1))
+def _convolution(ctx, g):
+    x, w, b, stride, padding, dilation, transposed, output_padding, groups = ctx.args
+    need = ctx.needs_input_grad
+    spatial = x.ndim - 2
+    gx = gw = gb = None
+    if need[0]:
+        if transposed:
+            gx = C.convolution(g, w, None, stride, padding, dilation, False, [0] * spatial, groups)
+        else:
+            k = [dilation[d] * (w.shape[2 + d] - 1) + 1 for d in range(spatial)]
+            op = [x.shape[2 + d] - ((g.shape[2 + d] - 1) * stride[d] - 2 * padding[d] + k[d]) for d in range(spatial)]
+            gx = C.convolution(g, w, None, stride, padding, dilation, True, op, groups)
+    if need[1]:
+        ksize = list(w.shape[2:])
+        xs = C.chunk(x, groups, 1)
+        gs = C.chunk(g, groups, 1)
+        parts = []
+        for xi, gi in zip(xs, gs):
+            if transposed:
+                parts.append(C.transpose(_conv_weight_grad(gi, xi, stride, padding, dilation, ksize), 0, 1))
+            else:
+                parts.append(_conv_weight_grad(xi, gi, stride, padding, dilation, ksize))
+        gw = C.cat(parts, 0) if len(parts) > 1 else parts[0]
+    if b is not None and need[2]:
+        gb = C.sum(g, [0] + list(range(2, g.ndim)))
+    return (gx, gw, gb)
+
+
+def _pool_indices_grad(ctx, grads):
+    """Max pooling: the values' gradient goes to the flat spatial positions the indices name."""
+    x = ctx.args[0]
+    gv, indices = grads[0], ctx.outputs[1]
+    lead = list(x.shape[: x.ndim - len(ctx.args[1])])
+    flat_x = C.zeros(lead + [math.prod(x.shape[len(lead) :])], dtype=gv.dtype, device=gv.device)
+    flat_i = C.reshape(indices, lead + [-1])
+    flat_g = C.reshape(gv, lead + [-1])
+    return (C.reshape(C.scatter_add(flat_x, len(lead), flat_i, flat_g), list(x.shape)),)
+
+
+formula("prims::max_pool", save=(), save_out=True)(_pool_indices_grad)
+formula("prims::adaptive_max_pool", save=(), save_out=True)(_pool_indices_grad)
+
+
+def _window_matrix(n_in: int, n_out: int, starts, ends, divisors) -> np.ndarray:
+    m = np.zeros((n_out, n_in))
+    for i in range(n_out):
+        m[i, starts[i] : ends[i]] = 1.0 / divisors[i]
+    return m
+
+
+def _apply_separable(g, matrices, x_meta):
+    """Gradient of a separable linear pooling: contract each spatial dim of ``g`` with its matrix transposed."""
+    spatial = len(matrices)
+    nd = g.ndim
+    for d, m in enumerate(matrices):
+        dim = nd - spatial + d
+        mt = from_numpy(np.ascontiguousarray(m.T)).to(dtype=g.dtype, device=g.device)
+        g = C.movedim(C.matmul(C.movedim(g, dim, -1), C.transpose(mt, 0, 1)), -1, dim)
+    return g
+
+
+@formula("prims::avg_pool", save=())
+def _avg_pool(ctx, g):
+    x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override = ctx.args
+    spatial = len(kernel)
+    matrices = []
+    for d in range(spatial):
+        n_in, n_out = x.shape[x.ndim - spatial + d], g.shape[g.ndim - spatial + d]
+        starts, ends, divs = [], [], []
+        for i in range(n_out):
+            start = i * stride[d] - padding[d]
+            end = min(start + kernel[d], n_in + padding[d])
+            size = end - start
+            start, end = max(start, 0), min(end, n_in)
+            starts.append(start)
+            ends.append(end)
+            if divisor_override:
+                divs.append(1.0)
+            else:
+                divs.append(size if count_include_pad else max(end - start, 1))
+        matrices.append(_window_matrix(n_in, n_out, starts, ends, divs))
+    gx = _apply_separable(g, matrices, x)
+    if divisor_override:
+        gx = gx / divisor_override
+    return (gx,)
+
+
+@formula("prims::adaptive_avg_pool", save=())
+def _adaptive_avg_pool(ctx, g):
+    x, output_size = ctx.args
+    spatial = len(output_size)
+    matrices = []
+    for d in range(spatial):
+        n_in, n_out = x.shape[x.ndim - spatial + d], output_size[d]
+        starts = [(i * n_in) // n_out for i in range(n_out)]
+        ends = [-((-(i + 1) * n_in) // n_out) for i in range(n_out)]
+        matrices.append(_window_matrix(n_in, n_out, starts, ends, [e - s for s, e in zip(starts, ends)]))
+    return (_apply_separable(g, matrices, x),)

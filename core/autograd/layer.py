@@ -1,0 +1,327 @@
+"""The Autograd dispatch layer.
+
+Tensors that require grad carry the Autograd key, so every op with such an input
+reaches this layer first (a plain tensor's calls never do: the layer costs them
+nothing). For an op with a derivative formula (every differentiable prim, and the
+canonical ops registered in :mod:`.formulas`) the layer's kernel for that op runs the op
+below Autograd and records a :class:`FormulaNode`. For any other canonical op the
+layer's boxed fallback runs the op's decomposition with the Autograd key still set, so
+the prims it is made of record themselves: every canonical op is differentiable on
+every backend through its decomposition.
+
+Kernels are registered through ``opweave.library`` (``"Autograd"`` key).
+"""
+
+from __future__ import annotations
+
+from .. import _keys
+from .._dispatcher import DISPATCHER
+from .._state import local
+from .._tensor import Tensor
+from ..library import core_library
+from .grad_mode import AUTOGRAD_BIT
+from .graph import FREED_MESSAGE, Node, SavedTensor, gradient_edge, requires_grad, set_history
+
+_BELOW = ~_keys.layers_at_and_above(_keys.Layer.Autograd)
+_STATE = local()
+LIBRARY = core_library("opweave.autograd")
+
+_LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+
+
+class TensorMeta:
+    """What a formula knows of an input it did not save: shape, dtype, device."""
+
+    __slots__ = ("shape", "dtype", "device")
+
+    def __init__(self, t: Tensor):
+        self.shape, self.dtype, self.device = t.shape, t.dtype, t.device
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return len(self.shape)
+
+    def numel(self) -> int:
+        """Number of elements."""
+        return self.shape.numel()
+
+    def dim(self) -> int:
+        """Number of dimensions."""
+        return len(self.shape)
+
+    def size(self, dim=None):
+        """The shape, or one size."""
+        return self.shape if dim is None else self.shape[dim]
+
+
+def is_differentiable_dtype(dtype) -> bool:
+    """Floating and complex dtypes carry gradients."""
+    return dtype.is_floating_point or dtype.is_complex
+
+
+class FormulaContext:
+    """What a derivative formula receives: the op's arguments (saved tensors unpacked), outputs, needs."""
+
+    def __init__(self, op, args: tuple, save, save_out: bool, outputs: tuple, needs: tuple):
+        self.op = op
+        name = _node_name(op)
+        self._args = [
+            (SavedTensor(a, name, i) if (save is None or i in save) else TensorMeta(a)) if isinstance(a, Tensor) else a
+            for i, a in enumerate(args)
+        ]
+        self._outputs = tuple(SavedTensor(o, name, i) if save_out else TensorMeta(o) for i, o in enumerate(outputs))
+        self.needs_input_grad = needs
+        self.released = False
+
+    @property
+    def args(self) -> list:
+        """The op's arguments; saved tensors unpacked (version-checked), the rest as ``TensorMeta``."""
+        if self.released:
+            raise RuntimeError(FREED_MESSAGE)
+        return [a.unpack() if isinstance(a, SavedTensor) else a for a in self._args]
+
+    @property
+    def outputs(self) -> tuple:
+        """The op's outputs (saved ones unpacked, the others as ``TensorMeta``)."""
+        if self.released:
+            raise RuntimeError(FREED_MESSAGE)
+        return tuple(o.unpack() if isinstance(o, SavedTensor) else o for o in self._outputs)
+
+    @property
+    def out(self):
+        """The first output."""
+        return self.outputs[0]
+
+    def output_metas(self) -> tuple:
+        """Shape, dtype and device of every output."""
+        return tuple(o if isinstance(o, TensorMeta) else TensorMeta(o.tensor) for o in self._outputs)
+
+    def release(self) -> None:
+        """Drop the saved tensors (after a backward without retain_graph)."""
+        self.released = True
+        self._args = [TensorMeta(a.tensor) if isinstance(a, SavedTensor) else a for a in self._args]
+        self._outputs = tuple(TensorMeta(o.tensor) if isinstance(o, SavedTensor) else o for o in self._outputs)
+
+
+def _node_name(op) -> str:
+    base = op.name.split("::")[-1].split(".")[0].rstrip("_")
+    return "".join(part[:1].upper() + part[1:] for part in base.split("_")) + "Backward0"
+
+
+class FormulaNode(Node):
+    """A recorded op with a derivative formula: ``formula(ctx, grads)`` gives one gradient per Tensor argument."""
+
+    def __init__(self, op, formula, ctx: FormulaContext, edges: tuple, positions: tuple, metas: tuple):
+        super().__init__(_node_name(op), edges, len(ctx._outputs))
+        self.op, self.formula, self.ctx, self.positions, self.input_metas = op, formula, ctx, positions, metas
+        self.differentiable_outputs = tuple(is_differentiable_dtype(m.dtype) for m in ctx.output_metas())
+
+    def apply(self, grad_outputs: list) -> tuple:
+        from .. import ops
+
+        if self.ctx.released:
+            raise RuntimeError(FREED_MESSAGE)
+        metas = self.ctx.output_metas()
+        grads = []
+        for g, m, diff in zip(grad_outputs, metas, self.differentiable_outputs):
+            if g is None and diff:
+                g = ops.canonical.zeros(list(m.shape), dtype=m.dtype, device=m.device)
+            grads.append(g)
+        result = self.formula(self.ctx, grads[0] if len(grads) == 1 else grads)
+        if not isinstance(result, (tuple, list)):
+            result = (result,)
+        out = []
+        for (edge, meta), position in zip(zip(self.next_functions, self.input_metas), self.positions):
+            g = result[position] if position < len(result) else None
+            out.append(None if edge[0] is None or g is None else fit_gradient(g, meta))
+        return tuple(out)
+
+    def release(self) -> None:
+        self.ctx.release()
+
+
+class NotImplementedNode(Node):
+    """The node of an op without a derivative: backward through it raises."""
+
+    def __init__(self, op, edges: tuple, num_outputs: int):
+        super().__init__(_node_name(op), edges, num_outputs)
+        self.op = op
+
+    def apply(self, grad_outputs: list) -> tuple:
+        raise RuntimeError(f"the derivative for '{self.op.name}' is not implemented.")
+
+
+def fit_gradient(g: Tensor, meta) -> Tensor:
+    """``g`` made to match an input: real part for a real input, summed to its shape, its dtype and device."""
+    from .. import ops
+
+    c = ops.canonical
+    if g.dtype.is_complex and not meta.dtype.is_complex:
+        g = c.real(g)
+    if tuple(g.shape) != tuple(meta.shape):
+        g = sum_to_shape(g, tuple(meta.shape))
+    if g.dtype != meta.dtype:
+        g = c.to(g, meta.dtype)
+    if g.device != meta.device:
+        g = c.to(g, meta.device)
+    return g
+
+
+def sum_to_shape(g: Tensor, shape: tuple) -> Tensor:
+    """Sum ``g`` over the dimensions broadcasting added or expanded to reach ``shape``."""
+    from .. import ops
+
+    c = ops.canonical
+    lead = g.ndim - len(shape)
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1]
+    if dims:
+        g = c.sum(g, dims, keepdim=True)
+    if lead:
+        g = c.reshape(g, list(shape))
+    return g
+
+
+# -- recording ---------------------------------------------------------------------------------
+
+
+def _tensor_positions(op) -> tuple:
+    cached = _POSITIONS.get(op)
+    if cached is None:
+        cached = _POSITIONS[op] = tuple(
+            i for i, a in enumerate(op.schema.arguments) if a.type.name == "Tensor" and not a.type.is_list
+        )
+    return cached
+
+
+_POSITIONS: dict = {}
+
+
+def check_inplace(op, args: tuple) -> None:
+    """``RuntimeError`` for an in-place op on a leaf that requires grad (PyTorch's message)."""
+    mutated = op.schema.mutated_arguments
+    if not mutated:
+        return
+    for arg, value in zip(op.schema.arguments, args):
+        if arg.name in mutated and isinstance(value, Tensor):
+            ag = value._ag
+            if ag is not None and ag.requires_grad and ag.grad_fn is None:
+                raise RuntimeError(_LEAF_INPLACE)
+            if (
+                op.schema.is_out
+                and not op.schema.is_inplace
+                and any(isinstance(a, Tensor) and requires_grad(a) for a in args)
+            ):
+                raise RuntimeError(
+                    f"{op.name}(): functions with out=... arguments don't support automatic differentiation, "
+                    "but one of the arguments requires grad."
+                )
+
+
+def strip(out, args: tuple) -> None:
+    """Outputs that record nothing lose the Autograd key (a view carries its base's keys)."""
+    for t in out if isinstance(out, (tuple, list)) else (out,):
+        if isinstance(t, Tensor) and t._keys & AUTOGRAD_BIT and not requires_grad(t):
+            t._keys &= ~AUTOGRAD_BIT
+
+
+def run_below(op, keyset: int, args: tuple):
+    """Run ``op`` below the Autograd layer, with Autograd excluded for everything it calls."""
+    state = _STATE
+    saved = state.excluded
+    state.excluded = saved | AUTOGRAD_BIT
+    try:
+        return op.redispatch(keyset & _BELOW, *args)
+    finally:
+        state.excluded = saved
+
+
+def record(op, args: tuple, out, formula, save, save_out: bool) -> None:
+    """Attach a FormulaNode to the differentiable outputs of ``op`` if an input requires grad."""
+    positions = _tensor_positions(op)
+    edges, metas, needs = [], [], []
+    for i in positions:
+        a = args[i]
+        edge = gradient_edge(a) if isinstance(a, Tensor) and a._keys & AUTOGRAD_BIT else None
+        edges.append(edge or (None, 0))
+        metas.append(TensorMeta(a) if isinstance(a, Tensor) else None)
+        needs.append(edge is not None)
+    outputs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    if not any(needs) or not any(isinstance(o, Tensor) and is_differentiable_dtype(o.dtype) for o in outputs):
+        strip(out, args)
+        return
+    needs_by_arg = [False] * len(args)
+    for i, n in zip(positions, needs):
+        needs_by_arg[i] = n
+    ctx = FormulaContext(op, args, save, save_out, outputs, tuple(needs_by_arg))
+    node = FormulaNode(op, formula, ctx, tuple(edges), tuple(range(len(positions))), tuple(metas))
+    for nr, o in enumerate(outputs):
+        if isinstance(o, Tensor):
+            if is_differentiable_dtype(o.dtype):
+                set_history(o, node, nr)
+            elif o._keys & AUTOGRAD_BIT and not requires_grad(o):
+                o._keys &= ~AUTOGRAD_BIT
+
+
+def formula_kernel(op, formula, save=None, save_out: bool = False):
+    """The Autograd-layer kernel of ``op``: run it below Autograd, then record ``formula``."""
+
+    def kernel(keyset, *args):
+        check_inplace(op, args)
+        out = run_below(op, keyset, args)
+        record(op, args, out, formula, save, save_out)
+        return out
+
+    kernel.__name__ = f"autograd_{op.name}"
+    return kernel
+
+
+def _composite(op):
+    stack = DISPATCHER.composite_implicit.get(op, {}).get(None)
+    return stack[-1].fn if stack else op.decomposition
+
+
+NONDIFFERENTIABLE: set = set()  # op names whose results never require grad (sampling, integer-valued steps)
+
+
+def autograd_fallback(op, keyset: int, *args):
+    """The Autograd layer for ops without a formula: decompose (canonical ops), else no derivative."""
+    check_inplace(op, args)
+    decomposition = _composite(op) if op.kind != "prim" else None
+    if decomposition is not None:
+        return decomposition(*args)
+    out = run_below(op, keyset, args)
+    if op.name in NONDIFFERENTIABLE:
+        strip(out, args)
+        return out
+    positions = _tensor_positions(op)
+    edges = [gradient_edge(args[i]) if isinstance(args[i], Tensor) else None for i in positions]
+    outputs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    if not any(edges) or not any(isinstance(o, Tensor) and is_differentiable_dtype(o.dtype) for o in outputs):
+        strip(out, args)
+        return out
+    node = NotImplementedNode(op, tuple(e or (None, 0) for e in edges), len(outputs))
+    for nr, o in enumerate(outputs):
+        if isinstance(o, Tensor) and is_differentiable_dtype(o.dtype):
+            set_history(o, node, nr)
+    strip(out, args)
+    return out
+
+
+LIBRARY.fallback(autograd_fallback, "Autograd")
+
+
+def register_formula(op, formula, *, save=None, save_out: bool = False, library=None):
+    """Register ``formula(ctx, grad)`` as the derivative of ``op`` (an OpOverload or qualified name).
+
+    ``formula`` returns one gradient (or None) per Tensor argument of ``op``, in schema order,
+    written with opweave ops (so ``create_graph=True`` differentiates it again). ``save``: the
+    argument positions whose tensors the formula reads (default: all); ``save_out``: whether it
+    reads the outputs. Registered at the ``Autograd`` key through ``opweave.library``.
+    """
+    from .. import _ops
+
+    if isinstance(op, str):
+        op = _ops.lookup(op)
+    lib = library or LIBRARY
+    return lib.impl(op, formula_kernel(op, formula, save, save_out), "Autograd", with_keyset=True)
