@@ -24,8 +24,11 @@ def _set_requires_grad(t: Tensor, flag: bool) -> None:
 
 
 def _detached(data: Tensor) -> Tensor:
-    detach = getattr(data, "detach", None)
-    return detach() if detach is not None else data
+    """``data.detach()``, taken with gradient recording off (a view made then never has a ``grad_fn``)."""
+    import opweave
+
+    with opweave.no_grad():
+        return data.detach()
 
 
 class Parameter(Tensor):

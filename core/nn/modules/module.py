@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..._tensor import Tensor
-from ..parameter import Buffer, Parameter, plain_tensor, swap_payload
+from ..parameter import Buffer, Parameter, _detached, plain_tensor, swap_payload
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook"]
 
@@ -488,10 +488,10 @@ class Module:
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
         for name, param in self._parameters.items():
             if param is not None:
-                destination[prefix + name] = param if keep_vars else param.detach()
+                destination[prefix + name] = param if keep_vars else _detached(param)
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = buf if keep_vars else buf.detach()
+                destination[prefix + name] = buf if keep_vars else _detached(buf)
 
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False) -> dict:
         """An ordered dict of every parameter and persistent buffer by dotted name (detached unless ``keep_vars``)."""
