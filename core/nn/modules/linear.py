@@ -90,7 +90,7 @@ class Bilinear(Module):
                 f"Bilinear: expected inputs with last dims {self.in1_features} and {self.in2_features}, "
                 f"got {input1.shape[-1]} and {input2.shape[-1]}"
             )
-        out = opweave.einsum("...i,kij,...j->...k", input1, self.weight, input2)
+        out = opweave.einsum("...i,kij,...j->...k", [input1, self.weight, input2])
         if self.bias is not None:
             out = out + self.bias
         return out
