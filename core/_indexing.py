@@ -50,7 +50,7 @@ _INDEX_DTYPES = (_dtype.int64, _dtype.int32)
 
 def __getitem__(self, idx):
     """``t[idx]``: a view for basic indices, a new tensor for advanced ones (see the module docstring)."""
-    if type(idx) is int and self._qparams is None:  # fast path: t[i] -> one strided view (quantized: dispatch)
+    if type(idx) is int and self._qparams is None and self._ag is None:  # fast path: t[i] -> one strided view
         shape = self._shape
         if shape:
             n = shape[0]
@@ -58,7 +58,7 @@ def __getitem__(self, idx):
                 stride = self._stride if self._stride is not None else self.stride()
                 if idx < 0:
                     idx += n
-                return Tensor._make(
+                view = Tensor._make(
                     self._storage,
                     shape[1:],
                     stride[1:],
@@ -67,6 +67,8 @@ def __getitem__(self, idx):
                     self._device,
                     self._keys,
                 )
+                view._base = self if self._base is None else self._base
+                return view
     view, entries, front = _apply(self, idx)
     if entries is None:
         return view

@@ -82,6 +82,7 @@ class Tensor:
         "_native",
         "_wrapped_number",
         "_qparams",
+        "_base",  # the tensor a view was made from (None: not a view); autograd rewrites its history
         "_ag",  # autograd metadata (opweave.autograd), None for tensors that never required grad
         "__weakref__",
     )
@@ -110,6 +111,7 @@ class Tensor:
         t._wrapped_number = False
         t._qparams = None
         t._ag = None
+        t._base = None
         return t
 
     @property

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from . import factories as _factories
 from . import formulas as _formulas  # noqa: F401  (registers the derivative formulas)
+from . import inplace as _inplace  # noqa: F401  (copy_to into views)
 from . import layer as _layer  # noqa: F401  (registers the Autograd layer's fallback)
 from . import tensor_api as _tensor_api
+from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (
     enable_grad,
     inference_mode,
@@ -19,10 +21,19 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import Node
+from .layer import register_formula
 
 __all__ = [
+    "Function",
+    "FunctionCtx",
+    "GradcheckError",
     "Node",
+    "gradcheck",
+    "gradgradcheck",
+    "once_differentiable",
+    "register_formula",
     "backward",
     "enable_grad",
     "grad",

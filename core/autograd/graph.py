@@ -195,13 +195,13 @@ def _is_create_graph() -> bool:
 class SavedTensor:
     """A tensor saved for backward, with the version of its storage when it was saved."""
 
-    __slots__ = ("tensor", "version", "node_name", "index")
+    __slots__ = ("tensor", "version", "producer")
 
-    def __init__(self, t, node_name: str, index: int):
+    def __init__(self, t, node_name: str = "", index: int = 0):
         self.tensor = t
         self.version = t._storage.version
-        self.node_name = node_name
-        self.index = index
+        ag = t._ag
+        self.producer = None if ag is None or ag.grad_fn is None else (ag.grad_fn.name(), ag.output_nr)
 
     def unpack(self):
         """The saved tensor; ``RuntimeError`` if it was freed or modified in place since."""
@@ -210,11 +210,11 @@ class SavedTensor:
             raise RuntimeError(FREED_MESSAGE)
         now = t._storage.version
         if now != self.version:
+            which = "" if self.producer is None else f", which is output {self.producer[1]} of {self.producer[0]},"
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: [{t.dtype}{list(t.shape)}], which is output {self.index} of {self.node_name}, "
-                f"is at version {now}; expected version {self.version} instead. Hint: enable anomaly detection "
-                "to find the operation that failed to compute its gradient, with "
-                "opweave.autograd.set_detect_anomaly(True)."
+                f"operation: [{t.dtype} {list(t.shape)}]{which} is at version {now}; expected version "
+                f"{self.version} instead. Hint: the backtrace further above shows the operation that failed to "
+                "compute its gradient. The variable in question was changed in there or anywhere later. Good luck!"
             )
         return t

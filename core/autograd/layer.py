@@ -32,10 +32,21 @@ _LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place
 class TensorMeta:
     """What a formula knows of an input it did not save: shape, dtype, device."""
 
-    __slots__ = ("shape", "dtype", "device")
+    __slots__ = ("shape", "dtype", "device", "_tensor_stride", "_offset")
 
     def __init__(self, t: Tensor):
         self.shape, self.dtype, self.device = t.shape, t.dtype, t.device
+        self._tensor_stride, self._offset = t._stride, t._offset
+        if self._tensor_stride is None and t._native is not None:
+            self._tensor_stride = t.stride()
+
+    def stride(self) -> tuple:
+        """The strides the tensor had when it was recorded."""
+        return self._tensor_stride
+
+    def storage_offset(self) -> int:
+        """The storage offset the tensor had when it was recorded."""
+        return self._offset
 
     @property
     def ndim(self) -> int:
@@ -65,6 +76,8 @@ class FormulaContext:
 
     def __init__(self, op, args: tuple, save, save_out: bool, outputs: tuple, needs: tuple):
         self.op = op
+        if callable(save):
+            save = save(needs)
         name = _node_name(op)
         self._args = [
             (SavedTensor(a, name, i) if (save is None or i in save) else TensorMeta(a)) if isinstance(a, Tensor) else a
@@ -325,3 +338,23 @@ def register_formula(op, formula, *, save=None, save_out: bool = False, library=
         op = _ops.lookup(op)
     lib = library or LIBRARY
     return lib.impl(op, formula_kernel(op, formula, save, save_out), "Autograd", with_keyset=True)
+
+
+def _detach_kernel(keyset, self):
+    """``detach``: a view of the same storage that records nothing and does not require grad."""
+    from .. import ops
+
+    out = run_below(ops.canonical.detach.default, keyset, (self,))
+    if out._ag is not None:
+        out._ag = None
+    out._keys &= ~AUTOGRAD_BIT
+    return out
+
+
+def _register_detach() -> None:
+    from .. import ops
+
+    LIBRARY.impl(ops.canonical.detach.default, _detach_kernel, "Autograd", with_keyset=True)
+
+
+_register_detach()

@@ -169,6 +169,7 @@ def native_wrapper(device: Device) -> Callable[..., Tensor]:
         t._wrapped_number = False
         t._qparams = None
         t._ag = None
+        t._base = None
         return t
 
     return wrap

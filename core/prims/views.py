@@ -14,7 +14,9 @@ from ._utils import check_shape, check_tensor, wrap_dim, wrap_dims
 
 
 def _view(a: Tensor, shape, stride, offset, dtype=None) -> Tensor:
-    return Tensor._make(a._storage, tuple(shape), tuple(stride), offset, dtype or a._dtype, a._device, a._keys)
+    t = Tensor._make(a._storage, tuple(shape), tuple(stride), offset, dtype or a._dtype, a._device, a._keys)
+    t._base = a if a._base is None else a._base
+    return t
 
 
 def as_strided(a, size, stride, storage_offset):

@@ -181,14 +181,19 @@ def _sub(ctx, g):
     return (g, -g)
 
 
-@formula("prims::mul")
+def _cross(needs):
+    """Save each operand only when the other one needs its gradient."""
+    return tuple(i for i, j in ((0, 1), (1, 0)) if needs[j])
+
+
+@formula("prims::mul", save=_cross)
 def _mul(ctx, g):
     a, b = ctx.args
     need = ctx.needs_input_grad
     return (g * conj(b) if need[0] else None, g * conj(a) if need[1] else None)
 
 
-@formula("prims::div")
+@formula("prims::div", save=lambda needs: (0, 1) if needs[1] else (1,))
 def _div(ctx, g):
     a, b = ctx.args
     need = ctx.needs_input_grad
@@ -358,11 +363,6 @@ def _clamp(ctx, g):
 def _lerp(ctx, g):
     start, end, w = ctx.args
     return (g * conj(1 - w), g * conj(w), g * conj(end - start))
-
-
-@formula("prims::copy_to", save=())
-def _copy_to(ctx, g):
-    return (C.zeros_like(g), g)
 
 
 for _name in ("clone", "copy_strided", "device_put"):

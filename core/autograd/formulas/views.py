@@ -57,7 +57,7 @@ for _name in ("slice", "slice_in_dim", "diagonal", "unfold"):
     _scatter_back(_name)
 
 
-@formula("prims::as_strided")
+@formula("prims::as_strided", save=())
 def _as_strided(ctx, g):
     a, size, stride, offset = ctx.args
     a_offset, a_stride = a.storage_offset(), a.stride()
