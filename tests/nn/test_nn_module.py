@@ -311,7 +311,9 @@ def test_repr_matches_pytorch_layout():
     assert repr(nn.Conv2d(1, 2, 3, padding=1, bias=False)) == (
         "Conv2d(1, 2, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), bias=False)"
     )
-    assert repr(nn.BatchNorm2d(4)) == "BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)"
+    assert repr(nn.BatchNorm2d(4)) == (
+        "BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
+    )
     assert repr(nn.LSTM(3, 4, 2, batch_first=True)) == "LSTM(3, 4, num_layers=2, batch_first=True)"
     assert repr(nn.Dropout(0.2)) == "Dropout(p=0.2, inplace=False)"
 
