@@ -5,12 +5,11 @@ from __future__ import annotations
 import threading
 
 import numpy as np
+import opweave as ow
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-
-import opweave as ow
 
 shapes = hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=4)
 finite = st.floats(-3, 3, allow_nan=False, allow_infinity=False, width=64)
@@ -106,7 +105,9 @@ def test_error_messages():
         (x * 2).backward()
     with pytest.raises(RuntimeError, match="does not require grad and does not have a grad_fn"):
         ow.ones(2).sum().backward()
-    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation."):
+    with pytest.raises(
+        RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation."
+    ):
         x.add_(1)
     y = ow.exp(x)
     y.mul_(2)  # exp saved its output

@@ -5,9 +5,8 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-import pytest
-
 import opweave as ow
+import pytest
 
 
 def test_leaf_flags_and_factories():

@@ -73,16 +73,25 @@ def _put(ctx, g):
     return (ga, None, C.reshape(C.take(g, index), list(source.shape)))
 
 
+def _into(values, meta):
+    """``values`` (the shape of an index) placed at the start of zeros shaped like ``meta`` (scatter's src)."""
+    if tuple(values.shape) == tuple(meta.shape):
+        return values
+    out = zeros_of(meta).to(values.dtype)
+    out[tuple(slice(0, s) for s in values.shape)] = values
+    return out
+
+
 @formula("prims::scatter", save=(2,))
 def _scatter(ctx, g):
     a, dim, index, src = ctx.args
-    return (C.scatter(g, dim, index, 0), None, C.gather(g, dim, index))
+    return (C.scatter(g, dim, index, 0), None, _into(C.gather(g, dim, index), src))
 
 
 @formula("prims::scatter_add", save=(2,))
 def _scatter_add(ctx, g):
     a, dim, index, src = ctx.args
-    return (g, None, C.gather(g, dim, index))
+    return (g, None, _into(C.gather(g, dim, index), src))
 
 
 @formula("prims::masked_scatter", save=(1,))
@@ -100,7 +109,7 @@ def _scatter_reduce(ctx, g):
     a, dim, index, src, reduce, include_self = ctx.args
     if reduce != "sum":
         raise NotImplementedError(f"the derivative for 'scatter_reduce' with reduce={reduce!r} is not implemented.")
-    return (g if include_self else C.scatter(g, dim, index, 0), None, C.gather(g, dim, index))
+    return (g if include_self else C.scatter(g, dim, index, 0), None, _into(C.gather(g, dim, index), src))
 
 
 def _values_indices(dim_of, reduced: bool):

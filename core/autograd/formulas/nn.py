@@ -42,7 +42,7 @@ def _convolution(ctx, g):
         parts = []
         for xi, gi in zip(xs, gs):
             if transposed:
-                parts.append(C.transpose(_conv_weight_grad(gi, xi, stride, padding, dilation, ksize), 0, 1))
+                parts.append(_conv_weight_grad(gi, xi, stride, padding, dilation, ksize))
             else:
                 parts.append(_conv_weight_grad(xi, gi, stride, padding, dilation, ksize))
         gw = C.cat(parts, 0) if len(parts) > 1 else parts[0]
