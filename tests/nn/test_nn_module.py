@@ -294,9 +294,35 @@ def test_global_forward_hook():
     assert seen == ["ReLU", "Tanh", "Sequential"]
 
 
-def test_backward_hooks_are_not_supported_yet():
+def test_full_backward_hooks_see_and_may_replace_gradients():
+    lin = nn.Linear(3, 2).double()
+    seen = []
+    lin.register_full_backward_pre_hook(lambda m, go: seen.append(("pre", go[0].numpy().copy())) or (go[0] * 10,))
+    lin.register_full_backward_hook(
+        lambda m, gi, go: seen.append(("full", gi[0].numpy().copy(), go[0].numpy().copy())) or (gi[0] + 1,)
+    )
+    x = opweave.ones(4, 3, dtype=opweave.float64, requires_grad=True)
+    lin(x).sum().backward()
+    w = lin.weight.detach().numpy()
+    assert [s[0] for s in seen] == ["pre", "full"]
+    np.testing.assert_array_equal(seen[0][1], np.ones((4, 2)))
+    np.testing.assert_array_equal(seen[1][2], np.full((4, 2), 10.0))
+    np.testing.assert_allclose(seen[1][1], np.full((4, 2), 10.0) @ w)
+    np.testing.assert_allclose(x.grad.numpy(), np.full((4, 2), 10.0) @ w + 1)
+    np.testing.assert_allclose(lin.weight.grad.numpy(), np.full((2, 4), 10.0) @ np.ones((4, 3)))
+
+
+def test_full_backward_hook_without_input_gradients_and_removal():
+    lin = nn.Linear(2, 2)
+    calls = []
+    handle = lin.register_full_backward_hook(lambda m, gi, go: calls.append((gi, len(go))))
+    lin(opweave.ones(1, 2)).sum().backward()
+    assert calls == [((None,), 1)]
+    handle.remove()
+    lin(opweave.ones(1, 2)).sum().backward()
+    assert len(calls) == 1
     with pytest.raises(NotImplementedError, match="register_full_backward_hook"):
-        nn.Linear(1, 1).register_full_backward_hook(lambda *a: None)
+        lin.register_backward_hook(lambda *a: None)
 
 
 def test_repr_matches_pytorch_layout():

@@ -103,6 +103,8 @@ class Module:
         set_(self, "_forward_hooks", OrderedDict())
         set_(self, "_forward_hooks_with_kwargs", {})
         set_(self, "_forward_hooks_always_called", {})
+        set_(self, "_backward_hooks", OrderedDict())
+        set_(self, "_backward_pre_hooks", OrderedDict())
         set_(self, "_state_dict_hooks", OrderedDict())
         set_(self, "_load_state_dict_post_hooks", OrderedDict())
 
@@ -663,19 +665,39 @@ class Module:
         return handle
 
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
-        """Not supported yet: module backward hooks need autograd's graph hooks."""
-        raise NotImplementedError("register_full_backward_hook: module backward hooks are not supported yet")
+        """``hook(module, grad_input, grad_output)`` runs when the gradients of the module's tensor inputs are
+        computed (``grad_input`` holds None for inputs that need none) and may return replacement ``grad_input``."""
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
 
     def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
-        """Not supported yet: module backward hooks need autograd's graph hooks."""
-        raise NotImplementedError("register_full_backward_pre_hook: module backward hooks are not supported yet")
+        """``hook(module, grad_output)`` runs when the gradients of the module's outputs are computed and may
+        return replacement ``grad_output``."""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
 
     def register_backward_hook(self, hook: Callable) -> RemovableHandle:
-        """Not supported (deprecated in PyTorch; use ``register_full_backward_hook``)."""
-        raise NotImplementedError("register_backward_hook: module backward hooks are not supported yet")
+        """Not supported: PyTorch's deprecated non-full hook; use ``register_full_backward_hook``."""
+        raise NotImplementedError(
+            "register_backward_hook: the deprecated non-full backward hook is not supported; "
+            "use register_full_backward_hook"
+        )
 
     def _call_impl(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks or _GLOBAL_FORWARD_PRE_HOOKS or _GLOBAL_FORWARD_HOOKS):
+        if not (
+            self._forward_pre_hooks
+            or self._forward_hooks
+            or _GLOBAL_FORWARD_PRE_HOOKS
+            or _GLOBAL_FORWARD_HOOKS
+            or self.__dict__.get("_backward_hooks")
+            or self.__dict__.get("_backward_pre_hooks")
+        ):
             return self.forward(*args, **kwargs)
         for hook_id, hook in itertools.chain(_GLOBAL_FORWARD_PRE_HOOKS.items(), self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
@@ -691,8 +713,19 @@ class Module:
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
         called = set()
+        backward_hooks = list(self.__dict__.get("_backward_hooks", {}).values())
+        backward_pre_hooks = list(self.__dict__.get("_backward_pre_hooks", {}).values())
+        hook_state = None
+        if backward_hooks or backward_pre_hooks:
+            from ._backward_hooks import wrap_inputs
+
+            hook_state, args, any_input = wrap_inputs(self, backward_hooks, backward_pre_hooks, args)
         try:
             output = self.forward(*args, **kwargs)
+            if hook_state is not None:
+                from ._backward_hooks import wrap_outputs
+
+                output = wrap_outputs(hook_state, any_input, output)
             for hook_id, hook in itertools.chain(_GLOBAL_FORWARD_HOOKS.items(), self._forward_hooks.items()):
                 called.add(hook_id)
                 if hook_id in self._forward_hooks_with_kwargs:
