@@ -133,12 +133,12 @@ def make_entry(op, dispatch, factory_keys, cache: dict, declined) -> callable:
         body.append(f"    try: return kernel({call_args})")
         body.append(f"    except _Decline as exc: return _declined(_op, ks, {bound}, exc)")
     else:  # an in-place or out= op bumps the version counter of each storage it wrote (autograd checks it)
-        body.append(f"    if kernel is None: result = _dispatch(_op, ks, {bound})")
+        body.append(f"    if kernel is None: _returned = _dispatch(_op, ks, {bound})")
         body.append("    else:")
-        body.append(f"        try: result = kernel({call_args})")
-        body.append(f"        except _Decline as exc: result = _declined(_op, ks, {bound}, exc)")
+        body.append(f"        try: _returned = kernel({call_args})")
+        body.append(f"        except _Decline as exc: _returned = _declined(_op, ks, {bound}, exc)")
         body.extend(f"    _c.bump_version({n})" for n in written)
-        body.append("    return result")
+        body.append("    return _returned")
     py_name = "_entry"
     source = f"def {py_name}({', '.join(params)}):\n" + "\n".join(body) + "\n"
     from ._dispatcher import Decline

@@ -144,6 +144,19 @@ def register_post_accumulate_grad_hook(self, hook) -> RemovableHandle:
     return handle
 
 
+def _get_data(self) -> Tensor:
+    return self.detach()
+
+
+def _set_data(self, value) -> None:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+    if value.dtype != self.dtype:
+        raise RuntimeError("data set to a tensor that has a different dtype than the original tensor")
+    self._set_metadata(value._storage, value.shape, value.stride(), value.storage_offset())
+    self._native = value._native
+
+
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
     """Compute the gradient of this tensor with respect to the graph leaves (accumulated into ``.grad``)."""
     from .engine import backward as run
@@ -160,6 +173,7 @@ def install() -> None:
     Tensor.output_nr = property(_output_nr, doc="Which output of its grad_fn this tensor is.")
     Tensor._version = property(_version, doc="The version counter of the storage (in-place writes so far).")
     Tensor.retains_grad = property(_retains_grad, doc="Whether retain_grad() was called on this non-leaf.")
+    Tensor.data = property(_get_data, _set_data, doc="This tensor without autograd history (settable).")
     Tensor.requires_grad_ = requires_grad_
     Tensor.detach_ = detach_
     Tensor.retain_grad = retain_grad

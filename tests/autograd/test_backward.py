@@ -234,3 +234,25 @@ def test_nondifferentiable_outputs():
     assert not ow.argmax(x).requires_grad and not (x > 1).requires_grad
     (values * ow.tensor([1.0, 2.0, 3.0])).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [3.0, 1.0, 2.0])
+
+
+def test_autocast_sits_above_autograd():
+    x = ow.randn(4, 3, requires_grad=True)
+    w = ow.randn(3, 5, requires_grad=True)
+    with ow.autocast("cpu", dtype=ow.bfloat16):
+        z = x @ w
+    assert z.dtype == ow.bfloat16
+    z.to(ow.float32).sum().backward()
+    assert x.grad.dtype == ow.float32 and w.grad.dtype == ow.float32
+    expected = np.ones((4, 5)) @ w.detach().to(ow.bfloat16).to(ow.float32).numpy().T
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=2e-2, atol=2e-2)
+
+
+def test_profiler_records_backward_ops():
+    x = ow.randn(4, 3, requires_grad=True)
+    y = (ow.exp(x) * 2).sum()
+    with ow.profiler.profile() as prof:
+        y.backward()
+    names = {e.name for e in prof.events()}
+    assert "mul.Tensor" in names  # exp's backward multiplies by the saved output
+    assert "prims::broadcast_in_dim" in names  # sum's backward broadcasts the gradient back

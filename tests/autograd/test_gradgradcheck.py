@@ -146,6 +146,16 @@ def test_cholesky_through_a_symmetrizing_wrapper():
     assert gradgradcheck(spd, (a,))
 
 
+def test_eigh_through_a_symmetrizing_wrapper():
+    a = make(3, 3, seed=10)
+
+    def sym(m):
+        return m + m.mT
+
+    assert gradgradcheck(lambda m: ow.linalg.eigvalsh(sym(m)), (a,))
+    assert gradcheck(lambda m: ow.linalg.eigh(sym(m))[1].pow(2), (a,))  # eigenvectors up to sign
+
+
 def test_linalg_inverse_det_solve():
     a = make(3, 3, seed=11)
     b = make(3, 2, seed=12)

@@ -135,3 +135,15 @@ def test_plain_tensors_do_not_enter_the_autograd_layer():
     a, b = ow.ones(3), ow.ones(3)
     keys = ow.dispatch.explain(ow.ops.add.Tensor, a, b).keyset
     assert not keys & (1 << 2)  # the Autograd layer bit
+
+
+def test_data_property():
+    x = ow.ones(2, requires_grad=True)
+    d = x.data
+    assert not d.requires_grad and d.is_leaf
+    d.mul_(3)  # shares storage: no autograd error, visible in x
+    np.testing.assert_array_equal(x.detach().numpy(), [3.0, 3.0])
+    x.data = ow.full([3], 2.0)
+    assert x.requires_grad and x.shape == (3,)
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 4.0, 4.0])

@@ -84,3 +84,16 @@ def _cholesky(ctx, g):
     eye_solve = C.linalg_solve_triangular(_h(lower), phi, upper=True, left=True)
     ga = _h(C.linalg_solve_triangular(_h(lower), _h(eye_solve), upper=True, left=True))
     return (0.5 * (ga + _h(ga)),)
+
+
+@formula("prims::eigh", save=(), save_out=True)
+def _eigh(ctx, grads):
+    """PyTorch's ``linalg_eig_backward`` for Hermitian input: V (VᴴgV / (λⱼ - λᵢ) + diag(gλ)) Vᴴ."""
+    g_values, g_vectors = grads
+    values, vectors = ctx.outputs
+    n = values.shape[-1]
+    eye = C.eye(n, device=values.device) > 0.5
+    gaps = C.unsqueeze(values, -2) - C.unsqueeze(values, -1)
+    inner = C.matmul(_h(vectors), g_vectors) / C.where(eye, 1.0, gaps).to(vectors.dtype)
+    inner = C.where(eye, C.diag_embed(g_values).to(inner.dtype), inner)
+    return (C.matmul(vectors, C.matmul(inner, _h(vectors))),)
