@@ -126,7 +126,7 @@ autograd._install(globals())
 
 # Global modes: deterministic algorithms, float32 matmul precision; the profiler; opweave.utils.
 # opweave.quantization defines the quantized:: ops and registers the Quantized-layer kernels.
-from . import errors, fft, linalg, masked, nn, profiler, quantization, return_types, signal, special, utils  # noqa: E402
+from . import errors, fft, linalg, masked, nn, optim, profiler, quantization, return_types, signal, special, utils  # noqa: E402
 from ._autocast import autocast, autocast_policy, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from ._modes import (  # noqa: E402
     are_deterministic_algorithms_enabled,
