@@ -58,11 +58,7 @@ float = float32  # noqa: A001
 int = int32  # noqa: A001
 
 
-from ._errors import IndexOutOfBoundsError  # noqa: E402
-
-
-class OutOfMemoryError(RuntimeError):
-    """A device ran out of memory even after its allocator released its cache."""
+from ._errors import IndexOutOfBoundsError, OutOfMemoryError  # noqa: E402
 
 
 def dtype_of_numpy(np_dtype) -> dtype:

@@ -13,6 +13,13 @@ It also holds the exception types of the core that PyTorch users catch by their 
 
 from __future__ import annotations
 
+
+class OutOfMemoryError(RuntimeError):
+    """A device ran out of memory even after its allocator released its cache."""
+
+    __module__ = "opweave"
+
+
 NAMED = (TypeError, ValueError, RuntimeError, NotImplementedError, IndexError)
 
 
@@ -32,8 +39,6 @@ def name_op(exc: BaseException, op) -> None:
 
 def out_of_memory(exc: MemoryError, op) -> BaseException:
     """The :class:`opweave.OutOfMemoryError` that replaces a host ``MemoryError`` raised inside ``op``."""
-    from . import OutOfMemoryError
-
     return OutOfMemoryError(f"{op.name}: cannot allocate the memory this call needs: {exc}")
 
 
