@@ -397,3 +397,16 @@ def test_conformance_config_hook():
     assert set(config) == {"tolerances", "xfail", "skip_dtypes"}
     assert all(isinstance(reason, str) and reason for reason in config["xfail"].values())
     assert vendor.opweave_conformance_config("cpu") is None
+
+
+def test_arena_free_inside_a_locked_section_does_not_deadlock():
+    # A garbage collection inside malloc's locked section runs the finalizer that frees a block on the
+    # same thread; the free is deferred to the next locked call instead of waiting for the lock it holds.
+    from opweave_vendor_example._arena import Arena
+
+    arena = Arena(0, 1 << 16)
+    offset = arena.malloc(64)
+    with arena._lock:
+        arena.free(offset)
+    assert arena.stats()["allocated"] == 0
+    assert arena.malloc(1 << 16) == 0  # the whole arena is one free block again

@@ -47,12 +47,16 @@ class Arena:
         self._free: list[tuple[int, int]] = [(0, capacity)]  # (offset, size), sorted by offset
         self._used: dict[int, int] = {}  # offset -> size of live blocks
         self._lock = threading.Lock()
+        # Blocks freed while the lock is held: a garbage collection inside a locked section runs the
+        # finalizer that frees a block on this same thread, which must not wait for the lock it holds.
+        self._pending: list[int] = []
         self.allocated = self.peak = 0
 
     def malloc(self, nbytes: int) -> int:
         """The offset of a new block of at least ``nbytes`` bytes; OutOfMemoryError when none is free."""
         size = max(ALIGN, -(-nbytes // ALIGN) * ALIGN)
         with self._lock:
+            self._release_pending()
             for i, (offset, free) in enumerate(self._free):
                 if free >= size:  # first fit: split the block, keep the tail free
                     if free == size:
@@ -69,22 +73,36 @@ class Arena:
         )
 
     def free(self, offset: int) -> None:
-        """Return a block to the free list, merging it with free neighbours."""
-        with self._lock:
-            size = self._used.pop(offset)
-            self.allocated -= size
-            i = bisect.bisect(self._free, (offset, 0))
-            if i < len(self._free) and self._free[i][0] == offset + size:  # merge with the next block
-                size += self._free.pop(i)[1]
-            if i and sum(self._free[i - 1]) == offset:  # merge with the previous block
-                i -= 1
-                prev, prev_size = self._free.pop(i)
-                offset, size = prev, prev_size + size
-            self._free.insert(i, (offset, size))
+        """Return a block to the free list (now, or at the next locked call if the lock is held)."""
+        self._pending.append(offset)  # list.append is atomic
+        if self._lock.acquire(blocking=False):
+            try:
+                self._release_pending()
+            finally:
+                self._lock.release()
+
+    def _release_pending(self) -> None:
+        """Put the pending blocks back on the free list (the lock is held)."""
+        while self._pending:
+            self._release(self._pending.pop())
+
+    def _release(self, offset: int) -> None:
+        """Merge one block into the free list with its free neighbours (the lock is held)."""
+        size = self._used.pop(offset)
+        self.allocated -= size
+        i = bisect.bisect(self._free, (offset, 0))
+        if i < len(self._free) and self._free[i][0] == offset + size:  # merge with the next block
+            size += self._free.pop(i)[1]
+        if i and sum(self._free[i - 1]) == offset:  # merge with the previous block
+            i -= 1
+            prev, prev_size = self._free.pop(i)
+            offset, size = prev, prev_size + size
+        self._free.insert(i, (offset, size))
 
     def stats(self) -> dict:
         """``allocated`` (bytes in live blocks), ``reserved`` (the arena), ``peak`` and ``num_allocs`` (live blocks)."""
         with self._lock:
+            self._release_pending()
             return {
                 "allocated": self.allocated,
                 "reserved": self.capacity,
