@@ -34,6 +34,10 @@ def _available(name: str) -> bool:
     return any(s.name == name and s.available for s in ow.backends.status())
 
 
+# Far beyond a normal run (a minute or two on a loaded 2-core machine): only a hang reaches it.
+HANG_SECONDS = 1500
+
+
 @pytest.mark.parametrize("backend", sorted(BUDGET))
 @settings(max_examples=1, deadline=None, database=None)
 @given(seed=st.integers(0, 2**32 - 1))
@@ -41,12 +45,17 @@ def test_invalid_arguments_raise_typed_errors_naming_the_op(backend, seed):
     if not _available(backend):
         pytest.skip(f"{backend} is not available here")
     rounds, shards = BUDGET[backend]
-    run = subprocess.run(
-        [sys.executable, str(DRIVER), backend, str(seed), str(rounds), str(shards)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONWARNINGS": "ignore"},
-    )
+    try:
+        run = subprocess.run(
+            [sys.executable, str(DRIVER), backend, str(seed), str(rounds), str(shards)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+            timeout=HANG_SECONDS,
+        )
+    except subprocess.TimeoutExpired as exc:  # a deadlock must fail the test, not stall the suite
+        tail = (exc.stdout or b"")[-2000:]
+        pytest.fail(f"the fuzz process on {backend} (seed {seed}) hung for {HANG_SECONDS} s; its last output: {tail!r}")
     lines = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
     if run.returncode != 0 or not lines or "done" not in lines[-1]:
         last = run.stderr.strip().splitlines()[-12:]
