@@ -135,6 +135,13 @@ class Writer(pickle._Pickler):
     def reducer_override(self, obj):
         """Tensors, devices and sizes reduce to PyTorch's calls."""
         if isinstance(obj, Tensor):
+            from ..nn.parameter import Parameter  # on first save: importing opweave needs no nn
+
+            if type(obj) is Parameter:
+                fn = torch_global(_names.UTILS, "_rebuild_parameter")
+                hooks = collections.OrderedDict()
+                self.keepalive.append(hooks)
+                return (fn, (obj.detach(), obj.requires_grad, hooks))
             return self._reduce_tensor(obj)
         kind = type(obj)
         if kind is _device:
@@ -198,9 +205,9 @@ class Writer(pickle._Pickler):
             return (fn, (ref, offset, shape, stride, params, False, hooks))
         if ref.dtype is None:
             fn = torch_global(_names.UTILS, "_rebuild_tensor_v3")
-            return (fn, (ref, offset, shape, stride, False, hooks, t.dtype))
+            return (fn, (ref, offset, shape, stride, t.requires_grad, hooks, t.dtype))
         fn = torch_global(_names.UTILS, "_rebuild_tensor_v2")
-        return (fn, (ref, offset, shape, stride, False, hooks))
+        return (fn, (ref, offset, shape, stride, t.requires_grad, hooks))
 
 
 def pickle_object(obj, protocol: int) -> tuple[bytes, list[StorageRef]]:

@@ -58,12 +58,24 @@ class LoadedStorage:
 
 
 class _Parameter:
-    """``torch.nn.Parameter``: opweave has no parameters yet, so a parameter loads as its data tensor."""
+    """``torch.nn.Parameter`` as a pickle global: builds an :class:`opweave.nn.Parameter`."""
 
     __slots__ = ()
 
     def __call__(self, data=None, requires_grad=True):
-        return data
+        return _parameter(data, requires_grad)
+
+
+def _parameter(data, requires_grad):
+    from ..nn.parameter import Parameter  # imported on first use: loading plain tensors needs no nn
+
+    return Parameter(data, requires_grad=bool(requires_grad))
+
+
+def _with_requires_grad(t: Tensor, requires_grad) -> Tensor:
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
 
 
 PARAMETER = _Parameter()
@@ -250,8 +262,8 @@ class Loader:
     def rebuild_tensor_v2(
         self, storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None, metadata=None
     ):
-        """``torch._utils._rebuild_tensor_v2``; ``requires_grad`` and hooks are dropped (no autograd yet)."""
-        return self.rebuild_tensor(storage, storage_offset, size, stride)
+        """``torch._utils._rebuild_tensor_v2``; ``requires_grad`` is kept, backward hooks are dropped."""
+        return _with_requires_grad(self.rebuild_tensor(storage, storage_offset, size, stride), requires_grad)
 
     def rebuild_tensor_v3(
         self, storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype, metadata=None
@@ -263,7 +275,8 @@ class Loader:
             raise bad(f"{self.where}: _rebuild_tensor_v3 needs a plain opweave dtype, got {dtype!r}")
         if isinstance(storage, LoadedStorage) and storage.dtype is not None and storage.dtype is not dtype:
             raise bad(f"{self.where}: _rebuild_tensor_v3 views a {storage.dtype.name} storage as {dtype.name}")
-        return self._view(storage, storage_offset, size, stride, dtype, "_rebuild_tensor_v3")
+        t = self._view(storage, storage_offset, size, stride, dtype, "_rebuild_tensor_v3")
+        return _with_requires_grad(t, requires_grad)
 
     def rebuild_qtensor(
         self, storage, storage_offset, size, stride, quantizer_params, requires_grad=False, backward_hooks=None
@@ -317,16 +330,16 @@ class Loader:
         return data.to(device=dev, dtype=dtype)
 
     def rebuild_parameter(self, data, requires_grad=True, backward_hooks=None):
-        """``torch._utils._rebuild_parameter``: the parameter's data (opweave has no parameters yet)."""
+        """``torch._utils._rebuild_parameter``: an :class:`opweave.nn.Parameter` over ``data``."""
         if not isinstance(data, Tensor):
             raise bad(f"{self.where}: _rebuild_parameter needs a tensor, got {type(data).__name__}")
-        return data
+        return _parameter(data, requires_grad)
 
     def rebuild_parameter_with_state(self, data, requires_grad, backward_hooks, state):
         """``torch._utils._rebuild_parameter_with_state``: as :meth:`rebuild_parameter`; Python attributes refused."""
         if state:
             raise bad(f"{self.where}: parameters with Python attributes ({sorted(state)}) are not supported")
-        return self.rebuild_parameter(data)
+        return self.rebuild_parameter(data, requires_grad)
 
     def rebuild_from_type_v2(self, func, new_type, args, state):
         """``torch._tensor._rebuild_from_type_v2``: plain tensors only (no subclasses, no attributes)."""

@@ -247,13 +247,16 @@ def test_fuzzed_pickles_in_valid_archives_raise_only_clear_errors(mutations, cut
         assert str(exc)
 
 
-def test_parameters_and_device_rebuilds_load_as_tensors():
-    """``torch.nn.Parameter`` loads as its data; ``_rebuild_device_tensor_from_cpu_tensor`` moves data."""
+def test_parameters_and_device_rebuilds_load():
+    """A ``torch.nn.Parameter`` loads as a Parameter; ``_rebuild_device_tensor_from_cpu_tensor`` moves data."""
     pid = Pid(FLOATS, "0", "cpu", 4)
     data = {"0": np.arange(4, dtype=np.float32).tobytes()}
     hooks = collections.OrderedDict()
-    parameter = Call(("torch._utils", "_rebuild_parameter"), v2(pid, 0, (4,), (1,)), True, hooks)
-    assert _load(crafted(parameter, data)).tolist() == [0.0, 1.0, 2.0, 3.0]
+    for requires_grad in (True, False):
+        parameter = Call(("torch._utils", "_rebuild_parameter"), v2(pid, 0, (4,), (1,)), requires_grad, hooks)
+        loaded = _load(crafted(parameter, data))
+        assert isinstance(loaded, ow.nn.Parameter) and loaded.requires_grad is requires_grad
+        assert loaded.tolist() == [0.0, 1.0, 2.0, 3.0]
     moved = Call(
         ("torch._utils", "_rebuild_device_tensor_from_cpu_tensor"),
         v2(pid, 0, (2, 2), (2, 1)),

@@ -267,3 +267,18 @@ def test_streams_that_cannot_seek():
     sink = Sink()
     ow.save(obj, sink)
     assert_same(ow.load(Source(bytes(sink.data))), obj)
+
+
+def test_parameters_and_requires_grad_survive_a_roundtrip():
+    """As ``torch.save``: a Parameter comes back a Parameter, ``requires_grad`` is kept, hooks and history are not."""
+    weight = ow.nn.Parameter(ow.arange(6.0).reshape(2, 3))
+    frozen = ow.nn.Parameter(ow.ones(2), requires_grad=False)
+    leaf = ow.tensor([1.0, -2.0], requires_grad=True)
+    loaded = roundtrip({"weight": weight, "frozen": frozen, "leaf": leaf, "result": leaf * 3, "plain": ow.zeros(2)})
+    assert type(loaded["weight"]) is ow.nn.Parameter and loaded["weight"].requires_grad
+    assert type(loaded["frozen"]) is ow.nn.Parameter and not loaded["frozen"].requires_grad
+    for name in ("leaf", "result"):
+        assert type(loaded[name]) is ow.Tensor and loaded[name].requires_grad and loaded[name].is_leaf
+    assert not loaded["plain"].requires_grad
+    assert loaded["weight"].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert loaded["result"].tolist() == [3.0, -6.0]
