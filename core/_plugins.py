@@ -347,6 +347,10 @@ class BackendStatus:
             self.state = "available" if self.available else "unavailable" if self.loaded else "not loaded"
 
     def __str__(self):
+        return self.line(10)
+
+    def line(self, name_width: int) -> str:
+        """One table row with the name column ``name_width`` characters wide."""
         why = f" ({self.reason})" if self.reason else ""
         if self.kind == "feature":
             what = "feature"
@@ -356,14 +360,15 @@ class BackendStatus:
             what = ""
         else:
             what = f"devices={self.devices}" + (f" prims={self.kernels}" if self.kernels is not None else "")
-        return f"{self.name:<10} {self.state:<12} {what:<21} plugin={self.plugin}{why}"
+        return f"{self.name:<{name_width}} {self.state:<12} {what:<21} plugin={self.plugin}{why}"
 
 
 class StatusList(list):
     """A list of :class:`BackendStatus` that prints as a table."""
 
     def __str__(self):
-        return "\n".join(str(s) for s in self)
+        width = max((len(s.name) for s in self), default=0)
+        return "\n".join(s.line(max(width, 10)) for s in self)
 
 
 def _prim_kernel_count(device_type: str) -> int:

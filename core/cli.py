@@ -28,10 +28,10 @@ def doctor(args) -> int:
             continue
         try:
             checked = _smoke(opweave, row.name)
-            print(f"  {row.name}: {checked}")
         except Exception as exc:  # report, keep checking the other devices
             failures += 1
-            print(f"  {row.name}: FAILED (plugin {row.plugin}): {type(exc).__name__}: {exc}")
+            checked = f"FAILED (plugin {row.plugin}): {type(exc).__name__}: {exc}"
+        print(f"  {row.name}: {checked}")
     meta = opweave.ops.matmul(opweave.empty(3, 4, device="meta"), opweave.empty(4, 5, device="meta"))
     print(f"  meta: matmul of [3, 4] and [4, 5] has shape {list(meta.shape)}")
     for record in backends.plugins():
