@@ -16,8 +16,6 @@ Fault factories (``fault(cpu_kernel) -> kernel``) for the common kinds of bug:
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import types
 import weakref
 
@@ -25,21 +23,12 @@ import numpy as np
 import opweave as ow
 from opweave.backends import Backend, Storage
 from opweave.backends import kernel as K
+from opweave_cpu import from_host_array, host_array, reference_kernels
 
 
 def cpu_kernels(prims_only: bool = True) -> dict:
     """The CPU backend's kernels by op name (prims only by default)."""
-    from opweave_cpu import kernels
-
-    table = {}
-    for info in pkgutil.iter_modules(kernels.__path__):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{kernels.__name__}.{info.name}")
-        for name, fn in module.KERNELS.items():
-            if not prims_only or name.startswith("prims::"):
-                table[name] = fn
-    return table
+    return reference_kernels(prims_only)
 
 
 class ShadowBackend(Backend):
@@ -70,18 +59,15 @@ class ShadowBackend(Backend):
 
     def copy_to_host(self, tensor):
         """A C-contiguous copy of the tensor's elements."""
-        from opweave_cpu._backend import native
-
-        return np.array(native(tensor), copy=True, order="C")
+        return np.array(host_array(tensor), copy=True, order="C")
 
     def strides_of(self, tensor):
         """Strides of a tensor made from a NumPy result."""
         from opweave.backends.kernel import contiguous_strides
-        from opweave_cpu._backend import native
 
         if 0 in tensor.shape:
             return contiguous_strides(tensor.shape)
-        return tuple(s // tensor.dtype.itemsize for s in native(tensor).strides)
+        return tuple(s // tensor.dtype.itemsize for s in host_array(tensor).strides)
 
     def memory_stats(self, device=None) -> dict:
         """``{"allocated": live bytes}``."""
@@ -168,9 +154,7 @@ def install(name: str, faults=None, missing=(), config=None, nondeterministic=()
 
 
 def _host(t) -> np.ndarray:
-    from opweave_cpu._backend import native
-
-    return native(t)
+    return host_array(t)
 
 
 def wrong_value(fn_of_args, dtype=None):
@@ -191,11 +175,9 @@ def wrong_dtype(dtype):
     """The kernel's result comes back converted to ``dtype``."""
 
     def fault(kernel):
-        from opweave_cpu._backend import wrap
-
         def faulty(*args):
             out = kernel(*args)
-            return wrap(_host(out).astype(dtype.numpy), dtype)
+            return from_host_array(_host(out).astype(dtype.numpy), dtype)
 
         return faulty
 
@@ -204,23 +186,21 @@ def wrong_dtype(dtype):
 
 def copy_instead_of_view(kernel):
     """A view kernel that returns a contiguous copy instead of a view."""
-    from opweave_cpu._backend import wrap
 
     def faulty(*args):
         out = kernel(*args)
-        return wrap(np.array(_host(out), copy=True), out.dtype)
+        return from_host_array(np.array(_host(out), copy=True), out.dtype)
 
     return faulty
 
 
 def wrong_when_strided(kernel):
     """A kernel that reads a non-contiguous input as if it were contiguous (a classic stride bug)."""
-    from opweave_cpu._backend import wrap
 
     def faulty(a, *rest):
         if not a.is_contiguous() and a.numel():
             flat = np.ndarray((a.numel(),), a.dtype.numpy, a.untyped_storage().handle, a.storage_offset() * a.itemsize)
-            a = wrap(flat.reshape(a.shape).copy(), a.dtype)
+            a = from_host_array(flat.reshape(a.shape).copy(), a.dtype)
         return kernel(a, *rest)
 
     return faulty
@@ -228,12 +208,11 @@ def wrong_when_strided(kernel):
 
 def wrong_strides(kernel):
     """A kernel whose outputs hold the right values in column-major memory (strides the meta device does not give)."""
-    from opweave_cpu._backend import wrap
 
     def faulty(*args):
         out = kernel(*args)
         outs = out if isinstance(out, tuple) else (out,)
-        moved = tuple(wrap(np.asfortranarray(_host(o)), o.dtype) if o.ndim >= 2 else o for o in outs)
+        moved = tuple(from_host_array(np.asfortranarray(_host(o)), o.dtype) if o.ndim >= 2 else o for o in outs)
         return moved if isinstance(out, tuple) else moved[0]
 
     return faulty
@@ -253,13 +232,12 @@ def mutates_input(kernel):
 
 def no_error(kernel):
     """A kernel that returns zeros instead of raising (e.g. integer division by zero)."""
-    from opweave_cpu._backend import wrap
 
     def faulty(*args):
         try:
             return kernel(*args)
         except (RuntimeError, ValueError):
-            return wrap(np.zeros(args[0].shape, args[0].dtype.numpy), args[0].dtype)
+            return from_host_array(np.zeros(args[0].shape, args[0].dtype.numpy), args[0].dtype)
 
     return faulty
 
@@ -269,9 +247,7 @@ def ignores_seed(kernel):
     state = np.random.default_rng()
 
     def faulty(shape, low, high, seed, offset, dtype, device):
-        from opweave_cpu._backend import wrap
-
-        return wrap(state.uniform(float(low), float(high), tuple(shape)).astype(dtype.numpy), dtype)
+        return from_host_array(state.uniform(float(low), float(high), tuple(shape)).astype(dtype.numpy), dtype)
 
     return faulty
 
@@ -343,7 +319,6 @@ def with_args(change):
 
 def saturating(kernel):
     """An integer kernel that clamps to the dtype's range instead of wrapping around (computes in int64/float)."""
-    from opweave_cpu._backend import wrap
 
     def faulty(*args):
         tensors = [a for a in args if isinstance(a, ow.Tensor)]
@@ -351,11 +326,11 @@ def saturating(kernel):
         dt = out.dtype
         if dt.is_floating_point or dt.is_complex or dt is ow.bool or not tensors:
             return out
-        wide = [wrap(_host(t).astype(np.float64), ow.float64) if t.dtype is dt else t for t in tensors]
+        wide = [from_host_array(_host(t).astype(np.float64), ow.float64) if t.dtype is dt else t for t in tensors]
         it = iter(wide)
         exact = kernel(*[next(it) if isinstance(a, ow.Tensor) else a for a in args])
         info = np.iinfo(dt.numpy)
-        return wrap(np.clip(np.rint(_host(exact)), info.min, info.max).astype(dt.numpy), dt)
+        return from_host_array(np.clip(np.rint(_host(exact)), info.min, info.max).astype(dt.numpy), dt)
 
     return faulty
 
@@ -364,21 +339,19 @@ def narrow_accumulator(narrow=np.int32):
     """An integer reduction, scan or product that accumulates in ``narrow`` (int32) and widens the result."""
 
     def fault(kernel):
-        from opweave_cpu._backend import wrap
-
         def faulty(*args):
             out = kernel(*args)
             if out.dtype.is_floating_point or out.dtype.is_complex or out.dtype is ow.bool:
                 return out
             cast = [
-                wrap(_host(a).astype(narrow), ow.dtype_of_numpy(np.dtype(narrow)))
+                from_host_array(_host(a).astype(narrow), ow.dtype_of_numpy(np.dtype(narrow)))
                 if isinstance(a, ow.Tensor) and not (a.dtype.is_floating_point or a.dtype is ow.bool)
                 else a
                 for a in args
             ]
             with np.errstate(all="ignore"):
                 small = kernel(*cast)
-            return wrap(_host(small).astype(narrow).astype(out.dtype.numpy), out.dtype)
+            return from_host_array(_host(small).astype(narrow).astype(out.dtype.numpy), out.dtype)
 
         return faulty
 
@@ -387,30 +360,29 @@ def narrow_accumulator(narrow=np.int32):
 
 def float_accumulator(kernel):
     """An integer kernel that computes in float64 (rounding beyond 2**53) and converts back."""
-    from opweave_cpu._backend import wrap
 
     def faulty(*args):
         out = kernel(*args)
         if out.dtype.is_floating_point or out.dtype.is_complex or out.dtype is ow.bool:
             return out
-        wide = [wrap(_host(a).astype(np.float64), ow.float64) if isinstance(a, ow.Tensor) else a for a in args]
+        wide = [
+            from_host_array(_host(a).astype(np.float64), ow.float64) if isinstance(a, ow.Tensor) else a for a in args
+        ]
         with np.errstate(all="ignore"):
             approx = _host(kernel(*wide))
-            return wrap(approx.astype(np.int64).astype(out.dtype.numpy), out.dtype)
+            return from_host_array(approx.astype(np.int64).astype(out.dtype.numpy), out.dtype)
 
     return faulty
 
 
 def _clamped_index(kernel, index_pos, dim_of, mode):
-    from opweave_cpu._backend import wrap
-
     def faulty(*args):
         args = list(args)
         size = dim_of(args)
         i = _host(args[index_pos]).astype(np.int64)
         if size:
             fixed = np.clip(i, 0, size - 1) if mode == "clamp" else np.mod(i, size)
-            args[index_pos] = wrap(fixed.astype(args[index_pos].dtype.numpy), args[index_pos].dtype)
+            args[index_pos] = from_host_array(fixed.astype(args[index_pos].dtype.numpy), args[index_pos].dtype)
         return kernel(*args)
 
     return faulty
@@ -447,8 +419,6 @@ def shuffled(kernel_inputs, seed: int = 0):
 
 def random_order_sum(kernel):
     """``prims::sum`` adding in a random order (thread-order reduction): right values, not reproducible bits."""
-    from opweave_cpu._backend import wrap
-
     rng = np.random.default_rng(0)
 
     def faulty(inp, dims, *rest):
@@ -464,7 +434,7 @@ def random_order_sum(kernel):
         with np.errstate(all="ignore"):
             for k in perm:
                 acc = acc + flat[..., k]
-        return wrap(acc.reshape(out.shape).astype(out.dtype.numpy), out.dtype)
+        return from_host_array(acc.reshape(out.shape).astype(out.dtype.numpy), out.dtype)
 
     return faulty
 
@@ -473,8 +443,6 @@ def random_order_accumulate(values_pos: int, index_pos: int, axis_of=lambda args
     """An index accumulation (``index_add``, ``scatter_add``) adding duplicates in a random (atomic) order."""
 
     def fault(kernel):
-        from opweave_cpu._backend import wrap
-
         rng = np.random.default_rng(0)
 
         def faulty(*args):
@@ -489,11 +457,11 @@ def random_order_accumulate(values_pos: int, index_pos: int, axis_of=lambda args
                 return kernel(*args)
             perm = rng.permutation(i.shape[axis])
             if i.ndim == 1 and v.ndim >= 1 and v.shape[axis] == i.shape[0]:  # index_add: one index per slice
-                args[index_pos] = wrap(np.ascontiguousarray(i[perm]), index.dtype)
-                args[values_pos] = wrap(np.ascontiguousarray(np.take(v, perm, axis=axis)), dt)
+                args[index_pos] = from_host_array(np.ascontiguousarray(i[perm]), index.dtype)
+                args[values_pos] = from_host_array(np.ascontiguousarray(np.take(v, perm, axis=axis)), dt)
             elif i.shape == v.shape:  # scatter_add: permute along dim
-                args[index_pos] = wrap(np.ascontiguousarray(np.take(i, perm, axis=axis)), index.dtype)
-                args[values_pos] = wrap(np.ascontiguousarray(np.take(v, perm, axis=axis)), dt)
+                args[index_pos] = from_host_array(np.ascontiguousarray(np.take(i, perm, axis=axis)), index.dtype)
+                args[values_pos] = from_host_array(np.ascontiguousarray(np.take(v, perm, axis=axis)), dt)
             return _sequential_add(kernel, args, index_pos, values_pos)
 
         return faulty
@@ -507,24 +475,22 @@ def _sequential_add(kernel, args, index_pos, values_pos):
 
 
 def _one_by_one(kernel, args, index_pos, values_pos):
-    from opweave_cpu._backend import wrap
-
     index, values, axis = args[index_pos], args[values_pos], args[1]
     out = args[0]
     i, v = _host(index), _host(values)
     for k in range(i.shape[0]):
         step = list(args)
         step[0] = out
-        step[index_pos] = wrap(np.ascontiguousarray(i[k : k + 1]), index.dtype)
-        step[values_pos] = wrap(np.ascontiguousarray(np.take(v, [k], axis=axis % max(v.ndim, 1))), values.dtype)
+        step[index_pos] = from_host_array(np.ascontiguousarray(i[k : k + 1]), index.dtype)
+        step[values_pos] = from_host_array(
+            np.ascontiguousarray(np.take(v, [k], axis=axis % max(v.ndim, 1))), values.dtype
+        )
         out = kernel(*step)
     return out
 
 
 def split_k_matmul(kernel):
     """``prims::mm``/``bmm`` summing the inner dimension in random chunks (split-K in scheduling order)."""
-    from opweave_cpu._backend import wrap
-
     rng = np.random.default_rng(0)
 
     def faulty(a, b):
@@ -540,14 +506,13 @@ def split_k_matmul(kernel):
         with np.errstate(all="ignore"):
             for j in perm:
                 acc = acc + x[..., :, j : j + 1] * y[..., j : j + 1, :]
-        return wrap(acc.astype(out.dtype.numpy), out.dtype)
+        return from_host_array(acc.astype(out.dtype.numpy), out.dtype)
 
     return faulty
 
 
 def computed_in(dtype_of, fn):
     """A unary kernel computed by ``fn(numpy array)`` in the input's own (16-bit) dtype: a naive formula."""
-    from opweave_cpu._backend import wrap
 
     def fault(kernel):
         def faulty(a):
@@ -555,7 +520,7 @@ def computed_in(dtype_of, fn):
                 return kernel(a)
             with np.errstate(all="ignore"):
                 x = _host(a)
-                return wrap(np.asarray(fn(x)).astype(a.dtype.numpy), a.dtype)
+                return from_host_array(np.asarray(fn(x)).astype(a.dtype.numpy), a.dtype)
 
         return faulty
 

@@ -14,6 +14,8 @@ The rule, precisely:
    underscore (``ops._softmax``, ``t._to_copy``) are public names and allowed.
 3. No attribute chain ``opweave.<...>._x`` (a private module or global reached by attribute),
    also through an alias (``import opweave as ow``: ``ow._ops``).
+4. No import of another plugin's private module (``opweave_cpu._backend`` from the conformance
+   suite): a plugin reaches another only through that plugin's public names.
 
 ``ALLOWED`` lists the files that still break the rule, with their count: it may only shrink.
 """
@@ -76,9 +78,25 @@ def _chain_root(node: ast.AST) -> list[str]:
     return parts[::-1]
 
 
+def _own_package(path: pathlib.Path) -> str | None:
+    """The ``opweave_*`` package a scanned file belongs to (None: a script outside any package)."""
+    parts = path.resolve().relative_to(ROOT).parts if path.resolve().is_relative_to(ROOT) else path.parts
+    if parts[0] == "plugins":
+        return f"opweave_{parts[1]}"
+    if parts[0] == "conformance":
+        return "opweave_conformance"
+    return next((p for p in parts if p.startswith("opweave_")), None)
+
+
+def _foreign_private(module: str, own: str | None) -> bool:
+    parts = module.split(".")
+    return parts[0].startswith("opweave_") and parts[0] != own and any(p.startswith("_") for p in parts[1:])
+
+
 def violations(path: pathlib.Path) -> list[str]:
     """Each breach of the rule in one file, as ``line: text``."""
     tree = ast.parse(path.read_text(), str(path))
+    own = _own_package(path)
     found = []
     roots = {"opweave"} | {  # names bound to the opweave package (``import opweave as ow``)
         alias.asname
@@ -93,8 +111,12 @@ def violations(path: pathlib.Path) -> list[str]:
                 parts = alias.name.split(".")
                 if parts[0] == "opweave" and any(p.startswith("_") for p in parts[1:]):
                     found.append(f"{node.lineno}: import {alias.name}")
+                elif _foreign_private(alias.name, own):
+                    found.append(f"{node.lineno}: import {alias.name}")
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             parts = node.module.split(".")
+            if _foreign_private(node.module, own):
+                found.append(f"{node.lineno}: from {node.module} import ...")
             if parts[0] == "opweave":
                 if any(p.startswith("_") for p in parts[1:]):
                     found.append(f"{node.lineno}: from {node.module} import ...")
@@ -120,6 +142,14 @@ def _files():
 def test_the_rule_sees_the_core_privates():
     assert {"_shape", "_storage", "_native", "_make", "_keys", "_qparams"} <= PRIVATE
     assert "_softmax" not in PRIVATE and "_to_copy" not in PRIVATE
+
+
+def test_another_plugins_private_modules_are_flagged():
+    sample = ROOT / "conformance" / "sample.py"  # never written: only its path is classified
+    assert _own_package(sample) == "opweave_conformance"
+    assert _foreign_private("opweave_cpu._backend", "opweave_conformance")
+    assert not _foreign_private("opweave_cpu._backend", "opweave_cpu")
+    assert not _foreign_private("opweave_cpu", "opweave_conformance")
 
 
 def test_the_checker_flags_each_kind(tmp_path):
