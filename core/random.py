@@ -15,11 +15,8 @@ backend that registers its own kernel for a random canonical op must draw the sa
 take ``(seed, offset)`` with :func:`claim` ``(op, generator, device, blocks)``,
 ``blocks`` from :func:`philox_blocks`.
 
-The stream, for backends implementing the random prims (each a pure function of ``(seed, offset)``; the
-CPU backend's kernels are these functions): ``philox4x32(counter, key)``, ``random_words(n, seed, offset)``
-(``prims::random_bits``), ``uniform_values``, ``normal_values``, ``bernoulli_values``, ``randint_values`` and
-``randperm_values`` (the prims of those names), ``check_seed_offset(op, seed, offset)`` and
-``seed_to_key(seed)`` (the two key words).
+The stream itself, for backends implementing the random prims (each a pure function of
+``(seed, offset)``), is specified by :mod:`opweave.philox`.
 
 State format: ``Generator.get_state()`` is a CPU uint8 tensor of 16 bytes, the seed
 then the offset, each a little-endian uint64.
@@ -34,17 +31,6 @@ Functions
 
 from __future__ import annotations
 
-from ._philox import (
-    bernoulli_values,
-    check_seed_offset,
-    normal_values,
-    philox4x32,
-    randint_values,
-    random_words,
-    randperm_values,
-    seed_to_key,
-    uniform_values,
-)
 from ._random import (
     DEFAULT_SEED,
     Generator,
@@ -62,22 +48,13 @@ from ._random import (
 __all__ = [
     "DEFAULT_SEED",
     "Generator",
-    "bernoulli_values",
-    "check_seed_offset",
     "claim",
     "default_generator",
     "fork_rng",
     "get_rng_state",
     "initial_seed",
     "manual_seed",
-    "normal_values",
-    "philox4x32",
     "philox_blocks",
-    "randint_values",
-    "random_words",
-    "randperm_values",
     "seed",
-    "seed_to_key",
     "set_rng_state",
-    "uniform_values",
 ]
