@@ -150,6 +150,10 @@ class MultiheadAttention(Module):
 
 
 def _get_activation(activation) -> Callable:
+    if activation is F.relu or isinstance(activation, ReLU):
+        return F.relu
+    if activation is F.gelu or isinstance(activation, GELU):
+        return F.gelu
     if callable(activation):
         return activation
     if activation == "relu":
@@ -190,10 +194,6 @@ class TransformerEncoderLayer(Module):
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
-        if activation is F.relu or isinstance(activation, ReLU):
-            activation = F.relu
-        elif activation is F.gelu or isinstance(activation, GELU):
-            activation = F.gelu
         self.activation = _get_activation(activation)
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
