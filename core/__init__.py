@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib as _importlib
 
+import numpy as _np
+
 from . import _backends, _dtype, _plugins
 from ._device import device, get_default_device, set_default_device
 from ._dtype import (
@@ -56,7 +58,7 @@ int = int32  # noqa: A001
 from ._errors import IndexOutOfBoundsError, OutOfMemoryError  # noqa: E402
 
 
-def dtype_of_numpy(np_dtype) -> dtype:
+def dtype_of_numpy(np_dtype: _np.dtype) -> dtype:
     """The opweave dtype stored as the NumPy dtype ``np_dtype``."""
     found = _NP_CACHE.get(np_dtype)
     if found is None:

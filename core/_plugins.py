@@ -154,7 +154,7 @@ def _register(plugin, record: PluginRecord) -> None:
     record.device_modules = list(registry.device_modules)
 
 
-def register_plugin(module, name: str | None = None) -> PluginRecord:
+def register_plugin(module: ModuleType | object, name: str | None = None) -> PluginRecord:
     """Register a plugin module by hand (what entry points do automatically); works with ``OPWEAVE_AUTOLOAD=0``.
 
     A module an entry point names is registered under that entry point's name;
@@ -286,7 +286,7 @@ def _check_device_module_name(name: str, plugin: str) -> None:
         raise RuntimeError(f"the device module opweave.{name} is already registered by plugin '{held[1]}'")
 
 
-def register_device_module(name: str, module) -> None:
+def register_device_module(name: str, module: ModuleType | object) -> None:
     """Make ``module`` the namespace ``opweave.<name>``, as ``torch._register_device_module`` does.
 
     Plugins call ``registry.device_module(name, module)`` from their hook instead.
