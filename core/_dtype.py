@@ -95,7 +95,7 @@ class dtype:  # noqa: N801 - named like torch.dtype
 
     __slots__ = _FIELDS
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: object, **kwargs: object) -> None:
         raise TypeError("opweave.dtype cannot be instantiated; use the module's dtypes")
 
     @classmethod

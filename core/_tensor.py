@@ -96,7 +96,7 @@ class Tensor:
 
     __array_priority__ = 1000  # NumPy defers binary operators to us
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: object, **kwargs: object) -> None:
         raise TypeError("use opweave.tensor(...), opweave.empty(...) or another factory to make a Tensor")
 
     # -- construction -------------------------------------------------------

@@ -54,7 +54,7 @@ CONVERSIONS = {
 
 
 def _conversion(name: str, target):
-    def method(self, memory_format=preserve_format):
+    def method(self: Tensor, memory_format: memory_format = preserve_format) -> Tensor:
         return self.to(target, memory_format=memory_format)
 
     method.__name__ = method.__qualname__ = name

@@ -316,11 +316,19 @@ SORTING = [
 ]
 
 
-def _unique_method(self, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+def _unique_method(
+    self: Tensor,
+    sorted: bool = True,  # noqa: A002
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    dim: int | None = None,
+) -> Tensor | tuple[Tensor, ...]:
     return unique(self, sorted, return_inverse, return_counts, dim)
 
 
-def _unique_consecutive_method(self, return_inverse=False, return_counts=False, dim=None):
+def _unique_consecutive_method(
+    self: Tensor, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None
+) -> Tensor | tuple[Tensor, ...]:
     return unique_consecutive(self, return_inverse, return_counts, dim)
 
 
