@@ -2,10 +2,11 @@
 
 Each import runs in a fresh interpreter under ``python -X importtime``; the figure is the
 cumulative time of the top-level module (what ``python -X importtime -c "import opweave"``
-prints on its last line), best and median of several runs. Bytecode caches are written by a
-warm-up run first, as an installed package has them. The first calls are timed in one more
-fresh interpreter: the first op on the CPU (which loads the CPU plugin), then the first call of
-an op whose entry point has not been generated yet. Prints figures; asserts nothing.
+prints on its last line), best and median of several runs, and the CPU seconds the import
+takes (``time.process_time``, which load from other processes on the machine does not inflate).
+Bytecode caches are written by a warm-up run first, as an installed package has them. The first
+calls are timed in one more fresh interpreter: the first op on the CPU (which loads the CPU
+plugin), then the first call of an op whose entry point has not been generated yet. Prints figures; asserts nothing.
 
 Run: ``python bench/import_time.py [--runs N]``.
 """
@@ -55,15 +56,23 @@ def import_time(module: str) -> float:
     raise RuntimeError(f"python -X importtime printed no line for {module}")
 
 
-def import_times(modules: list[str], runs: int) -> dict[str, list[float]]:
-    """``runs`` times of each import after a warm-up, the modules taking turns (so load on the machine
-    falls on each alike)."""
+def import_cpu_time(module: str) -> float:
+    """CPU seconds ``import module`` takes in a fresh interpreter."""
+    code = f"import time; t = time.process_time(); import {module}; print(time.process_time() - t)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_environment(), check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def import_times(modules: list[str], runs: int) -> dict[str, tuple[list[float], list[float]]]:
+    """``runs`` (wall, CPU) times of each import after a warm-up, the modules taking turns (so load on
+    the machine falls on each alike)."""
     for module in modules:
         import_time(module)
-    times: dict[str, list[float]] = {m: [] for m in modules}
+    times: dict[str, tuple[list[float], list[float]]] = {m: ([], []) for m in modules}
     for _ in range(runs):
         for module in modules:
-            times[module].append(import_time(module))
+            times[module][0].append(import_time(module))
+            times[module][1].append(import_cpu_time(module))
     return times
 
 
@@ -86,11 +95,14 @@ def main() -> None:
     else:
         print("torch is not installed: its column is left out (pip install torch to compare)")
     results = import_times(modules, runs)
-    print(f"{'import':<10}{'best s':>10}{'median s':>10}{'/ numpy':>10}")
-    numpy_best = min(results["numpy"])
-    for module, times in results.items():
-        best = min(times)
-        print(f"{module:<10}{best:>10.3f}{statistics.median(times):>10.3f}{best / numpy_best:>9.1f}x")
+    print(f"{'import':<10}{'best s':>10}{'median s':>10}{'/ numpy':>10}{'CPU s':>10}{'/ numpy':>10}")
+    numpy_best, numpy_cpu = min(results["numpy"][0]), min(results["numpy"][1])
+    for module, (wall, cpu) in results.items():
+        best, cpu_best = min(wall), min(cpu)
+        print(
+            f"{module:<10}{best:>10.3f}{statistics.median(wall):>10.3f}{best / numpy_best:>9.1f}x"
+            f"{cpu_best:>10.3f}{cpu_best / numpy_cpu:>9.1f}x"
+        )
     print()
     for name, seconds in first_calls().items():
         print(f"{name:<34}{seconds * 1e3:>9.2f} ms")
