@@ -87,7 +87,6 @@ def discover() -> None:
     import importlib.metadata  # deferred: reading the installed distributions costs ~20 ms; not needed at import
 
     with _lock:
-        _discovered = True
         for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
             dist = getattr(ep, "dist", None)
             record = PluginRecord(ep.name, ep.value, dist.name if dist else None)
@@ -102,11 +101,15 @@ def discover() -> None:
                     f"{first.describe()}; this one ({ep.value}) is ignored"
                 )
                 _duplicates.append(record)
+        _discovered = True
 
 
 def _ensure_discovered() -> None:
+    """Read the entry points once, at the first call that needs them (another thread waits for them)."""
     if not _discovered:
-        discover()
+        with _lock:
+            if not _discovered:
+                discover()
 
 
 def records() -> list[PluginRecord]:

@@ -162,3 +162,38 @@ def test_status_lists_every_plugin_without_loading_them():
     assert out["rows"]["cpu"] == "not loaded" and out["rows"]["opencl"] == "not loaded"
     assert out["rows"]["meta"] == "available"
     assert out["cpu_imported"] is False
+
+
+def test_threads_racing_to_the_first_op_see_every_plugin_once():
+    out = run(
+        """
+        import json, threading
+        import opweave
+        from opweave import backends
+
+        results, errors = [], []
+
+        def work():
+            try:
+                value = (opweave.ones(2) + 1).tolist()
+                names = [r.name for r in backends.plugins()]
+                results.append((value, sorted(names)))
+            except Exception as exc:
+                errors.append(repr(exc))
+
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        print(json.dumps({"errors": errors, "results": results}))
+        """
+    )
+    assert out["errors"] == []
+    assert len(out["results"]) == 8
+    values = {tuple(v) for v, _ in out["results"]}
+    plugin_lists = {tuple(names) for _, names in out["results"]}
+    assert values == {(2.0, 2.0)}
+    assert len(plugin_lists) == 1  # every thread saw the same, complete list
+    [names] = plugin_lists
+    assert "cpu" in names
