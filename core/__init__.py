@@ -7,7 +7,9 @@ and dispatch keys; devices arrive as plugins (entry point group
 
 from __future__ import annotations
 
-import importlib.metadata as _metadata
+import importlib as _importlib
+
+import numpy as _np
 
 from . import _backends, _dtype, _plugins
 from ._device import device, get_default_device, set_default_device
@@ -48,11 +50,6 @@ from ._hookspecs import hookimpl, hookspec
 from ._quantized import per_channel_affine, per_channel_symmetric, per_tensor_affine, per_tensor_symmetric
 from ._tensor import Size, Tensor
 
-try:
-    __version__ = _metadata.version("opweave")
-except _metadata.PackageNotFoundError:  # running from a source tree
-    __version__ = "0.0.0"
-
 bool = _dtype.bool_  # noqa: A001 - torch-style dtype names
 float = float32  # noqa: A001
 int = int32  # noqa: A001
@@ -61,7 +58,7 @@ int = int32  # noqa: A001
 from ._errors import IndexOutOfBoundsError, OutOfMemoryError  # noqa: E402
 
 
-def dtype_of_numpy(np_dtype) -> dtype:
+def dtype_of_numpy(np_dtype: _np.dtype) -> dtype:
     """The opweave dtype stored as the NumPy dtype ``np_dtype``."""
     found = _NP_CACHE.get(np_dtype)
     if found is None:
@@ -87,7 +84,6 @@ from ._methods import install as _install_methods  # noqa: E402
 from .backends import kernel as _kernel_api  # noqa: E402,F401  (opweave.backends.kernel, once prims exist)
 
 _backends.register_builtin(_meta.backend())
-_plugins.discover()
 _install_methods(globals())
 from ._tensor_compat import (  # noqa: E402  # noqa: E402
     channels_last,
@@ -120,9 +116,9 @@ from .autograd import (  # noqa: E402
 
 autograd._install(globals())
 
-# Global modes: deterministic algorithms, float32 matmul precision; the profiler; opweave.utils.
-# opweave.quantization defines the quantized:: ops and registers the Quantized-layer kernels.
-from . import errors, fft, linalg, masked, nn, optim, profiler, quantization, return_types, signal, special, utils  # noqa: E402
+# Global modes: deterministic algorithms, float32 matmul precision. opweave.quantization defines the
+# quantized:: ops and registers the Quantized-layer kernels (its observers and flow load on first use).
+from . import errors, quantization, return_types  # noqa: E402
 from ._autocast import autocast, autocast_policy, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from ._modes import (  # noqa: E402
     are_deterministic_algorithms_enabled,
@@ -137,21 +133,54 @@ from ._modes import (  # noqa: E402
 # Random number generation (importing the submodule also binds ``opweave.random`` to it, not to the op packet).
 from .random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402
 
-# Saving and loading in PyTorch's zip format, safe by default (also binds opweave.serialization and
-# opweave.safetensors; docs/serialization.md).
-from .serialization import load, save  # noqa: E402
+# Submodules imported on first use (PEP 562): ``opweave.nn``, ``from opweave import nn`` and
+# ``import opweave.nn`` all work; ``import opweave`` does not pay for them.
+_LAZY_SUBMODULES = frozenset(
+    {
+        "distributed",
+        "fft",
+        "linalg",
+        "masked",
+        "nn",
+        "optim",
+        "profiler",
+        "safetensors",
+        "serialization",
+        "signal",
+        "special",
+        "utils",
+    }
+)
+# Names defined by a lazy submodule: saving and loading in PyTorch's zip format, safe by default
+# (docs/serialization.md).
+_LAZY_NAMES = {"load": "serialization", "save": "serialization"}
+
+
+def _version() -> str:
+    import importlib.metadata  # deferred: reading the installed distributions costs ~20 ms
+
+    try:
+        return importlib.metadata.version("opweave")
+    except importlib.metadata.PackageNotFoundError:  # running from a source tree
+        return "0.0.0"
 
 
 def __getattr__(name: str):
-    """``opweave.distributed`` (imported on first use) and ``opweave.<device type>``, the device module
-    its plugin registered (``opweave.opencl.synchronize()``)."""
-    if name == "distributed":
-        import importlib
-
-        return importlib.import_module(".distributed", __name__)
+    """The lazily imported submodules and their names, ``__version__``, and ``opweave.<device type>``:
+    the device module its plugin registered (``opweave.opencl.synchronize()``)."""
+    if name == "__version__":
+        version = globals()["__version__"] = _version()
+        return version
+    if name in _LAZY_SUBMODULES:
+        return _importlib.import_module(f"{__name__}.{name}")
+    owner = _LAZY_NAMES.get(name)
+    if owner is not None:
+        value = getattr(_importlib.import_module(f"{__name__}.{owner}"), name)
+        globals()[name] = value
+        return value
     return _plugins.device_module(name)
 
 
 def __dir__() -> list[str]:
-    """The module's names plus the device modules registered so far."""
-    return sorted({*globals(), "distributed", *_plugins.device_module_names()})
+    """The module's names, the submodules imported on first use and the device modules registered so far."""
+    return sorted({*globals(), *_LAZY_SUBMODULES, *_LAZY_NAMES, "__version__", *_plugins.device_module_names()})

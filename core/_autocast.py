@@ -27,6 +27,7 @@ import copy
 import functools
 import warnings
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import _dispatch, _dtype, _keys, _ops
@@ -140,7 +141,13 @@ class autocast:  # noqa: N801 - named like torch.autocast
     PyTorch does.
     """
 
-    def __init__(self, device_type: str, dtype=None, enabled: bool = True, cache_enabled: bool | None = True):
+    def __init__(
+        self,
+        device_type: str,
+        dtype: _dtype.dtype | None = None,
+        enabled: bool = True,
+        cache_enabled: bool | None = True,
+    ) -> None:
         _check_device_type("autocast", device_type)
         if dtype is not None and not isinstance(dtype, _dtype.dtype):
             raise TypeError(f"autocast: argument 'dtype' must be opweave.dtype, not {type(dtype).__name__}")
@@ -172,7 +179,7 @@ class autocast:  # noqa: N801 - named like torch.autocast
         self._cache_enabled = cache_enabled
         self._saved = []
 
-    def __enter__(self):
+    def __enter__(self) -> autocast:
         _ensure_kernels()
         state = local()
         st = _device_state(self.device)
@@ -186,7 +193,7 @@ class autocast:  # noqa: N801 - named like torch.autocast
             state.included |= _BIT
         return self
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         state = local()
         st = _device_state(self.device)
         enabled, dtype, cache_enabled, bit = self._saved.pop()
@@ -197,7 +204,7 @@ class autocast:  # noqa: N801 - named like torch.autocast
         state.included = (state.included & ~_BIT) | bit
         return False
 
-    def __call__(self, func):
+    def __call__(self, func: Callable) -> Callable:
         """Decorate ``func``: each call runs inside a fresh region with these settings."""
 
         @functools.wraps(func)

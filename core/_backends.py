@@ -8,14 +8,19 @@ calls for a device type that is not declared yet.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import _hooks
 from ._keys import backend_bit
-from ._tensor import Tensor, contiguous_strides
+from ._tensor import Storage, Tensor, contiguous_strides
+
+if TYPE_CHECKING:
+    from ._device import device as Device
+    from ._dtype import dtype as DType
 
 
 class Backend:
@@ -48,38 +53,38 @@ class Backend:
         """Number of devices of this type."""
         return 1
 
-    def allocate(self, nbytes: int, device):
+    def allocate(self, nbytes: int, device: Device) -> Storage:
         """Return a new :class:`Storage` of ``nbytes`` bytes on ``device``."""
         raise NotImplementedError
 
-    def copy_from_host(self, array: np.ndarray, device):
+    def copy_from_host(self, array: np.ndarray, device: Device) -> Storage:
         """Return a new Storage holding the bytes of the C-contiguous ``array``."""
         raise NotImplementedError
 
-    def copy_to_host(self, tensor) -> np.ndarray:
+    def copy_to_host(self, tensor: Tensor) -> np.ndarray:
         """Return the logical contents of ``tensor`` as a new C-contiguous NumPy array."""
         raise NotImplementedError
 
-    def host_view(self, tensor):
+    def host_view(self, tensor: Tensor) -> np.ndarray | None:
         """A zero-copy NumPy view of ``tensor`` if its memory is host memory, else None."""
         return None
 
-    def data_ptr(self, storage) -> int:
+    def data_ptr(self, storage: Storage) -> int:
         """Address of the storage's first byte (0 if the device has no addresses)."""
         return 0
 
-    def strides_of(self, tensor) -> tuple:
+    def strides_of(self, tensor: Tensor) -> tuple[int, ...]:
         """Strides of a tensor created without them (backends that create tensors lazily)."""
         raise NotImplementedError
 
-    def storage_for(self, tensor):
+    def storage_for(self, tensor: Tensor) -> Storage:
         """The Storage of a tensor created without one (backends that create tensors lazily)."""
         raise NotImplementedError
 
-    def synchronize(self, device=None) -> None:
+    def synchronize(self, device: Device | None = None) -> None:
         """Wait for queued work on ``device``."""
 
-    def memory_stats(self, device=None) -> dict:
+    def memory_stats(self, device: Device | None = None) -> dict[str, Any]:
         """Allocator statistics of ``device``: override to report ``allocated``, ``reserved``, ``peak``, ``num_allocs``.
 
         The default (a backend without its own allocator: the CPU, whose memory is NumPy's) is ``{}``. Live storages
@@ -87,10 +92,10 @@ class Backend:
         """
         return {}
 
-    def empty_cache(self, device=None) -> None:
+    def empty_cache(self, device: Device | None = None) -> None:
         """Give cached free memory back to the driver (a backend without a cache has nothing to do)."""
 
-    def from_host(self, array: np.ndarray, device):
+    def from_host(self, array: np.ndarray, device: Device) -> Tensor:
         """A new tensor on ``device`` holding a copy of ``array``."""
         from . import _dtype
 
@@ -99,7 +104,7 @@ class Backend:
         storage = self.copy_from_host(array, device)
         return Tensor._make(storage, array.shape, contiguous_strides(array.shape), 0, dt, device)
 
-    def empty_strided(self, shape, stride, dtype, device):
+    def empty_strided(self, shape: Sequence[int], stride: Sequence[int], dtype: DType, device: Device) -> Tensor:
         """A new uninitialised tensor with the given layout."""
         span = 1 + sum((s - 1) * st for s, st in zip(shape, stride)) if all(shape) else 0
         storage = self.allocate(span * dtype.itemsize, device)
@@ -146,7 +151,7 @@ def owner(device_type: str) -> str | None:
     return _owners.get(device_type)
 
 
-def release(device_types, plugin: str) -> None:
+def release(device_types: Iterable[str], plugin: str) -> None:
     """Forget the device types ``plugin`` declared (its registration failed)."""
     for name in device_types:
         if _owners.get(name) == plugin:
@@ -161,7 +166,7 @@ def _no_loader(device_type: str, op_name: str | None) -> Backend:
 _loader = _no_loader
 
 
-def set_loader(loader) -> None:
+def set_loader(loader: Callable[[str, str | None], Backend]) -> None:
     """Install ``loader(device_type, op_name) -> Backend``: how a missing device type is loaded (``_plugins``)."""
     global _loader
     _loader = loader
@@ -180,7 +185,7 @@ def get(device_type: str) -> Backend:
     return ensure_loaded(device_type)
 
 
-def check_device(dev) -> Backend:
+def check_device(dev: Device) -> Backend:
     """The backend for a device, or a ``RuntimeError`` if it is unavailable or out of range."""
     backend = ensure_loaded(dev.type)
     if not backend.is_available():

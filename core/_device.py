@@ -25,7 +25,7 @@ class device:
 
     __slots__ = ("type", "index")
 
-    def __init__(self, type, index=None):
+    def __init__(self, type: str | device, index: int | None = None) -> None:
         if isinstance(type, device):
             if index is not None:
                 raise ValueError("device(): index given twice")
@@ -68,13 +68,13 @@ class device:
     def __str__(self):
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
-    def __enter__(self):
+    def __enter__(self) -> device:
         state = _state.local()
         state.__dict__.setdefault("device_stack", []).append(state.default_device)
         state.default_device = self
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         state = _state.local()
         state.default_device = state.device_stack.pop()
 

@@ -14,6 +14,8 @@ The module also binds the names ``bool``, ``float`` and ``int`` (as ``torch.bool
 so the code below always reaches Python's own types through ``builtins``.
 """
 
+from __future__ import annotations
+
 import builtins
 import math
 
@@ -93,7 +95,7 @@ class dtype:  # noqa: N801 - named like torch.dtype
 
     __slots__ = _FIELDS
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: object, **kwargs: object) -> None:
         raise TypeError("opweave.dtype cannot be instantiated; use the module's dtypes")
 
     @classmethod
@@ -131,15 +133,15 @@ class dtype:  # noqa: N801 - named like torch.dtype
         return (_dtype_from_name, (self.name,))
 
     @property
-    def priority(self):
+    def priority(self) -> int:
         """Alias of ``index``: the position of this dtype in ``ALL_DTYPES``."""
         return self.index
 
-    def to_real(self):
+    def to_real(self) -> dtype:
         """Return the real counterpart: complex64 -> float32, complex128 -> float64, else self."""
         return _TO_REAL.get(self, self)
 
-    def to_complex(self):
+    def to_complex(self) -> dtype:
         """Return the complex counterpart of a non-float8 floating or complex dtype.
 
         float32, float16 and bfloat16 give complex64 (opweave has no complex32), float64
@@ -440,7 +442,7 @@ class finfo:  # noqa: N801 - named like torch.finfo
 
     __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype")
 
-    def __init__(self, dtype=None):
+    def __init__(self, dtype: dtype | None = None) -> None:
         d = _default_dtype if dtype is None else dtype
         if not isinstance(d, _DTYPE_CLASS) or not (d.is_floating_point or d.is_complex):
             raise TypeError(
@@ -474,7 +476,7 @@ class iinfo:  # noqa: N801 - named like torch.iinfo
 
     __slots__ = ("bits", "max", "min", "dtype")
 
-    def __init__(self, dtype):
+    def __init__(self, dtype: dtype) -> None:
         if not isinstance(dtype, _DTYPE_CLASS) or dtype.kind not in ("int", "uint"):
             raise TypeError(f"iinfo() requires an integer opweave dtype, got {dtype!r}")
         info = np.iinfo(dtype.numpy)

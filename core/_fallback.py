@@ -176,7 +176,7 @@ def _upload(t, stride, backend, device):
 
 def _write_back(target, host) -> None:
     """Write the CPU tensor ``host`` into the device tensor ``target`` (same shape and dtype)."""
-    from ._ops import lookup
+    from ._dispatcher import DISPATCHER
 
     source = target._storage.backend.from_host(np.array(host.numpy(force=True), order="C"), target.device)
-    lookup("prims::copy_to")(target, source)
+    DISPATCHER.ops["prims::copy_to"](target, source)

@@ -40,7 +40,14 @@ _PROFILES = {
 }
 
 
-def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+def set_printoptions(
+    precision: int | None = None,
+    threshold: float | None = None,
+    edgeitems: int | None = None,
+    linewidth: int | None = None,
+    profile: str | None = None,
+    sci_mode: bool | None = None,
+) -> None:
     """Set options for printing tensors, as ``torch.set_printoptions``.
 
     ``precision``: digits after the point (default 4); ``threshold``: element

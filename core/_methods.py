@@ -7,10 +7,13 @@ method, and every canonical packet becomes an ``opweave.<name>`` function.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from . import _backends, _dtype
 from ._device import as_device
+from ._device import device as _device_cls
 from ._indexing import __getitem__, __setitem__
 from ._ops import canonical, prims
 from ._tensor import Tensor
@@ -120,7 +123,7 @@ def _unary(packet):
 
 
 def _method(packet):
-    def method(self, *args, **kwargs):
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
         return packet(self, *args, **kwargs)
 
     method.__name__ = packet.name
@@ -185,12 +188,12 @@ def _host(t: Tensor) -> np.ndarray:
     return _backends.get(t.device.type).copy_to_host(t)
 
 
-def item(self):
+def item(self: Tensor) -> complex:
     """The value of a one-element tensor as a Python number."""
     return prims.item(self)
 
 
-def tolist(self):
+def tolist(self: Tensor) -> list | complex:
     """The elements as (nested) Python lists of numbers."""
     array = _host(self)
     if self.dtype is _dtype.bfloat16 or self.dtype.is_float8 or self.dtype is _dtype.float16:
@@ -241,7 +244,15 @@ def __dlpack_device__(self):
     return (backend.dlpack_device_type, self.device.index or 0)
 
 
-def to(self, *args, device=None, dtype=None, non_blocking=False, copy=False, memory_format=None):
+def to(
+    self: Tensor,
+    *args: Any,
+    device: _device_cls | str | int | None = None,
+    dtype: _dtype.dtype | None = None,
+    non_blocking: bool = False,
+    copy: bool = False,
+    memory_format: object = None,
+) -> Tensor:
     """Convert to another device and/or dtype: ``t.to("cpu")``, ``t.to(opweave.float64)``, ``t.to(other)``.
 
     ``memory_format`` (``opweave.contiguous_format``, ``channels_last``...) lays the result out
@@ -277,7 +288,7 @@ def to(self, *args, device=None, dtype=None, non_blocking=False, copy=False, mem
     return out
 
 
-def cpu(self):
+def cpu(self: Tensor) -> Tensor:
     """This tensor on the CPU (itself if already there)."""
     return to(self, "cpu")
 

@@ -66,10 +66,18 @@ class OpOverload:
         self.__doc__ = doc or (decomposition.__doc__ if decomposition else None) or str(schema)
         self.tensor_varargs = False  # a Tensor[] argument also given as separate tensors (pack_varargs)
         self._device_position = None  # index of the ``device`` argument (-1: none); set on first factory call
-        self._entry = None
 
     def __call__(self, *args, **kwargs):
         return self._entry(*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        # The entry point is generated on first use (``import opweave`` would otherwise compile ~2,000 of them).
+        if name != "_entry" or "schema" not in self.__dict__:
+            raise AttributeError(f"'OpOverload' object has no attribute '{name}'")
+        from ._dispatch import make_entry
+
+        entry = self._entry = make_entry(self)
+        return entry
 
     def __repr__(self):
         return f"<OpOverload {self.name}>"
@@ -107,8 +115,19 @@ class OpOverload:
         return dispatch_with_keyset(self, keyset, args)
 
 
+class _PacketDoc:
+    """``OpPacket.__doc__``: the class's docstring on the class; on a packet, each overload's schema
+    followed by its docstring (what ``help(opweave.ops.prims.sin)`` shows), made when asked for."""
+
+    def __init__(self, class_doc: str):
+        self.class_doc = class_doc
+
+    def __get__(self, packet, owner=None) -> str:
+        return self.class_doc if packet is None else _packet_doc(packet)
+
+
 class OpPacket:
-    """All overloads of one operator name; calling it picks the first overload that binds."""
+    __doc__ = _PacketDoc("All overloads of one operator name; calling it picks the first overload that binds.")
 
     def __init__(self, name: str):
         self.name = name
@@ -305,8 +324,6 @@ def namespace(name: str) -> _Namespace:
 
 
 def _install(op: OpOverload) -> OpOverload:
-    from ._dispatch import make_entry
-
     if op.name in _all:
         raise ValueError(f"operator {op.name} is defined twice")
     space = namespace(op.schema.namespace)
@@ -315,8 +332,6 @@ def _install(op: OpOverload) -> OpOverload:
         packet = space._packets[op.schema.name] = OpPacket(op.schema.name)
     packet.overloads[op.schema.overload] = op
     DISPATCHER.add_op(op)
-    packet.__doc__ = _packet_doc(packet)  # help(opweave.ops.prims.sin) shows the op's own documentation
-    op._entry = make_entry(op)
     return op
 
 

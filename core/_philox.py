@@ -88,7 +88,7 @@ def _mulhilo(m: int, x: np.ndarray):
     return (prod >> np.uint64(32)).astype(np.uint32), (prod & np.uint64(_MASK32)).astype(np.uint32)
 
 
-def philox4x32(counter, key, rounds: int = ROUNDS) -> np.ndarray:
+def philox4x32(counter: np.ndarray, key: np.ndarray, rounds: int = ROUNDS) -> np.ndarray:
     """Philox4x32 on counters ``(4, n)`` (uint32) with key ``(2,)`` or ``(2, n)``; returns ``(4, n)`` uint32."""
     c0, c1, c2, c3 = (np.asarray(w, dtype=np.uint32) for w in np.asarray(counter, dtype=np.uint32))
     key = np.asarray(key, dtype=np.uint32)
@@ -153,7 +153,7 @@ def uniform_unit(n: int, seed: int, offset: int, bits53: bool) -> np.ndarray:
     return (w >> np.uint32(8)).astype(np.float64) * 2.0**-24
 
 
-def _below(value: float, np_dtype) -> np.ndarray:
+def _below(value: float, np_dtype: np.dtype) -> np.ndarray:
     """The largest value of ``np_dtype`` strictly below the float ``value`` (representable in it)."""
     x = np.array(value, dtype=np_dtype)
     uint = np.dtype(f"u{x.dtype.itemsize}")
@@ -168,7 +168,9 @@ def _below(value: float, np_dtype) -> np.ndarray:
     return np.array(bits, dtype=uint).view(x.dtype)
 
 
-def uniform_values(shape, low: float, high: float, seed: int, offset: int, np_dtype) -> np.ndarray:
+def uniform_values(
+    shape: tuple[int, ...], low: float, high: float, seed: int, offset: int, np_dtype: np.dtype
+) -> np.ndarray:
     """The ``uniform`` prim's values as an array of ``np_dtype`` (see the module docstring)."""
     n = int(np.prod(shape, dtype=np.int64))
     u = uniform_unit(n, seed, offset, np.dtype(np_dtype) == np.float64)
@@ -180,7 +182,9 @@ def uniform_values(shape, low: float, high: float, seed: int, offset: int, np_dt
     return v.reshape(shape)
 
 
-def normal_values(shape, mean: float, std: float, seed: int, offset: int, np_dtype) -> np.ndarray:
+def normal_values(
+    shape: tuple[int, ...], mean: float, std: float, seed: int, offset: int, np_dtype: np.dtype
+) -> np.ndarray:
     """The ``normal`` prim's values (Box-Muller, see the module docstring)."""
     n = int(np.prod(shape, dtype=np.int64))
     n_pairs = -(-n // 2)
@@ -199,7 +203,7 @@ def bernoulli_values(p: np.ndarray, seed: int, offset: int) -> np.ndarray:
     return (u < p.astype(np.float64)).astype(p.dtype)
 
 
-def randint_values(shape, low: int, high: int, seed: int, offset: int) -> np.ndarray:
+def randint_values(shape: tuple[int, ...], low: int, high: int, seed: int, offset: int) -> np.ndarray:
     """``low + V % (high - low)`` as int64 (wrapping) for the C-order elements of ``shape``."""
     n = int(np.prod(shape, dtype=np.int64))
     v = _words64(n, seed, offset)

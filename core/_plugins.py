@@ -1,8 +1,10 @@
 """Plugins: entry points, lazy loading, isolation, device modules and ``status()``.
 
-Entry points in the group ``opweave.backends`` are read (not imported) at
-``import opweave``; an entry point's name is the device type it provides, and
-that name is reserved for it. Its module is imported the first time that device
+Entry points in the group ``opweave.backends`` are read (not imported) the
+first time plugins matter: a device type that is not registered yet, ``status()``,
+``load()``, ``register_plugin()``, a device module (``import opweave`` itself reads
+nothing); an entry point's name is the device type it provides, and that name is
+reserved for it. Its module is imported the first time that device
 is used, or by :func:`load`. ``OPWEAVE_AUTOLOAD=0`` turns automatic loading off:
 plugins are then loaded only by :func:`load` (by name) or :func:`register_plugin`.
 
@@ -16,7 +18,6 @@ cause; every other device keeps working.
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import os
 import pkgutil
 import sys
@@ -65,6 +66,7 @@ _records: dict[str, PluginRecord] = {}  # by name; the first entry point of a na
 _duplicates: list[PluginRecord] = []  # later entry points with a name already taken (never loaded)
 _device_modules: dict[str, tuple[object, str]] = {}  # opweave.<name> -> (module, plugin)
 _lock = threading.RLock()
+_discovered = False  # the entry points are read once, at the first call that needs them
 _manager = pluggy.PluginManager(_hookspecs.PROJECT)
 _manager.add_hookspecs(_hookspecs)
 
@@ -80,7 +82,10 @@ def autoload_enabled() -> bool:
 
 
 def discover() -> None:
-    """Read the entry points of group ``opweave.backends`` (imports nothing); reserve their names."""
+    """Read the entry points of group ``opweave.backends`` (imports no plugin); reserve their names."""
+    global _discovered
+    import importlib.metadata  # deferred: reading the installed distributions costs ~20 ms; not needed at import
+
     with _lock:
         for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
             dist = getattr(ep, "dist", None)
@@ -96,10 +101,20 @@ def discover() -> None:
                     f"{first.describe()}; this one ({ep.value}) is ignored"
                 )
                 _duplicates.append(record)
+        _discovered = True
+
+
+def _ensure_discovered() -> None:
+    """Read the entry points once, at the first call that needs them (another thread waits for them)."""
+    if not _discovered:
+        with _lock:
+            if not _discovered:
+                discover()
 
 
 def records() -> list[PluginRecord]:
     """Every known plugin, including the refused duplicates, in discovery order."""
+    _ensure_discovered()
     return [*_records.values(), *_duplicates]
 
 
@@ -142,13 +157,14 @@ def _register(plugin, record: PluginRecord) -> None:
     record.device_modules = list(registry.device_modules)
 
 
-def register_plugin(module, name: str | None = None) -> PluginRecord:
+def register_plugin(module: ModuleType | object, name: str | None = None) -> PluginRecord:
     """Register a plugin module by hand (what entry points do automatically); works with ``OPWEAVE_AUTOLOAD=0``.
 
     A module an entry point names is registered under that entry point's name;
     registering an already loaded plugin again returns its record. ``RuntimeError``
     names the plugin and the cause if its registration fails (nothing of it stays).
     """
+    _ensure_discovered()
     with _lock:
         module_name = getattr(module, "__name__", None)
         if name is None:
@@ -175,6 +191,7 @@ def load(name: str | None = None) -> PluginRecord | None:
     for a name no entry point has (listing the known names), ``RuntimeError`` naming
     the plugin and the cause when it fails.
     """
+    _ensure_discovered()
     with _lock:
         if name is None:
             for record in list(_records.values()):
@@ -214,6 +231,7 @@ def load_if_autoload() -> None:
 def _loader(device_type: str, op_name: str | None) -> Backend:
     """Load the plugin that provides ``device_type`` (``_backends.ensure_loaded``'s slow path), or raise."""
     autoload = autoload_enabled()
+    _ensure_discovered()
     with _lock:
         backend = _backends._backends.get(device_type)
         if backend is not None:
@@ -271,7 +289,7 @@ def _check_device_module_name(name: str, plugin: str) -> None:
         raise RuntimeError(f"the device module opweave.{name} is already registered by plugin '{held[1]}'")
 
 
-def register_device_module(name: str, module) -> None:
+def register_device_module(name: str, module: ModuleType | object) -> None:
     """Make ``module`` the namespace ``opweave.<name>``, as ``torch._register_device_module`` does.
 
     Plugins call ``registry.device_module(name, module)`` from their hook instead.
@@ -304,6 +322,7 @@ def device_module(name: str) -> ModuleType:
     missing = f"module 'opweave' has no attribute '{name}'"
     if name.startswith("_"):
         raise AttributeError(missing)
+    _ensure_discovered()
     record = _records.get(name)
     if record is None and name not in _backends._backends:
         raise AttributeError(missing)
@@ -400,6 +419,7 @@ def status(load_all: bool = True) -> StatusList:
     with ``load_all=False`` plugins not imported yet say "not loaded".
     """
     autoload = autoload_enabled()
+    _ensure_discovered()
     if load_all and autoload:
         load()
     rows = StatusList()

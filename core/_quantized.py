@@ -58,7 +58,7 @@ STORAGE_DTYPE = {_dtype.qint8: _dtype.int8, _dtype.quint8: _dtype.uint8, _dtype.
 QUANTIZED_OF = {v: k for k, v in STORAGE_DTYPE.items()}
 
 
-def qrange(dtype) -> tuple[int, int]:
+def qrange(dtype: _dtype.dtype) -> tuple[int, int]:
     """``(qmin, qmax)`` of a quantized dtype (its storage type's full range)."""
     info = _dtype.iinfo(STORAGE_DTYPE[dtype])
     return info.min, info.max
@@ -86,7 +86,7 @@ class QParams:
         return QParams(scheme, float(scale), int(zero_point))
 
     @staticmethod
-    def per_channel(scales, zero_points, axis: int, symmetric: bool = False) -> QParams:
+    def per_channel(scales: Tensor, zero_points: Tensor, axis: int, symmetric: bool = False) -> QParams:
         """Per-channel parameters along ``axis`` (affine unless ``symmetric``)."""
         scheme = per_channel_symmetric if symmetric else per_channel_affine
         return QParams(scheme, None, None, tuple(map(float, scales)), tuple(map(int, zero_points)), int(axis))
@@ -117,7 +117,7 @@ def quantized_keys(device) -> int:
     return _keys_for(device) | _keys.layer_bit(_keys.Layer.Quantized)
 
 
-def make_quantized(int_tensor: Tensor, qparams: QParams, dtype=None) -> Tensor:
+def make_quantized(int_tensor: Tensor, qparams: QParams, dtype: _dtype.dtype | None = None) -> Tensor:
     """A quantized tensor over ``int_tensor``'s storage (no copy); its dtype follows the storage type."""
     qdtype = dtype or QUANTIZED_OF.get(int_tensor.dtype)
     if qdtype is None or STORAGE_DTYPE[qdtype] is not int_tensor.dtype:

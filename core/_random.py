@@ -96,7 +96,7 @@ class Generator:
 
     __slots__ = ("device", "_seed", "_offset", "_lock")
 
-    def __init__(self, device="cpu"):
+    def __init__(self, device: _device_cls | str | int | None = "cpu") -> None:
         from . import _backends
 
         dev = as_device(device) if device is not None else _device_cls("cpu")
@@ -106,10 +106,10 @@ class Generator:
         self._offset = 0
         self._lock = threading.Lock()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<opweave.Generator device={self.device} seed={self._seed} offset={self._offset}>"
 
-    def manual_seed(self, seed) -> Generator:
+    def manual_seed(self, seed: int) -> Generator:
         """Set the seed (an int in [-2**63, 2**64); negatives wrap to uint64) and reset the offset; returns self."""
         value = _seed_value(seed, "Generator.manual_seed")
         with self._lock:
@@ -131,7 +131,7 @@ class Generator:
         """The current offset: the index of the next Philox counter block this generator hands out."""
         return self._offset
 
-    def set_offset(self, offset) -> Generator:
+    def set_offset(self, offset: int) -> Generator:
         """Move to counter block ``offset`` (0 <= offset < 2**64), keeping the seed; returns self."""
         if isinstance(offset, bool) or not hasattr(offset, "__index__"):
             raise TypeError(f"Generator.set_offset: offset must be an int, not {type(offset).__name__}")
@@ -142,7 +142,7 @@ class Generator:
             self._offset = value
         return self
 
-    def get_state(self):
+    def get_state(self) -> Tensor:
         """The state as a CPU uint8 tensor of 16 bytes: seed then offset, each a little-endian uint64."""
         import numpy as np
 
@@ -152,7 +152,7 @@ class Generator:
             raw = self._seed.to_bytes(8, "little") + self._offset.to_bytes(8, "little")
         return from_numpy(np.frombuffer(raw, dtype=np.uint8).copy())
 
-    def set_state(self, new_state) -> Generator:
+    def set_state(self, new_state: Tensor) -> Generator:
         """Restore a state returned by ``get_state`` (a CPU uint8 tensor of 16 bytes); returns self."""
         seed, offset = _read_state(new_state, "Generator.set_state")
         with self._lock:
@@ -306,7 +306,7 @@ def philox_blocks(prim: str, numel: int, dtype: _dtype.dtype | None = None) -> i
     return -(-numel // per_block)
 
 
-def claim(op: str, generator, device, blocks: int) -> tuple[int, int]:
+def claim(op: str, generator: Generator | None, device: _device_cls, blocks: int) -> tuple[int, int]:
     """The ``(seed, offset)`` an op on ``device`` passes to its prims; advances the generator by ``blocks``.
 
     ``generator`` is the op's ``generator=`` argument (None: ``device``'s default). TypeError

@@ -6,10 +6,14 @@ order; every call is a thin wrapper over one of them.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from types import ModuleType
+
 from . import _autocast, _backends
 from ._backends import Backend, BackendClaimError
+from ._dispatcher import Registration
 from ._keys import Layer
-from .library import Library
+from .library import Library, OpName
 
 __all__ = ["BackendClaimError", "Registry"]
 
@@ -17,12 +21,12 @@ __all__ = ["BackendClaimError", "Registry"]
 class Registry:
     """What ``opweave_register`` receives: registration calls bound to one plugin."""
 
-    def __init__(self, source: str):
+    def __init__(self, source: str) -> None:
         self.source = source
         self.library = Library("aten", "FRAGMENT", source=source)  # every kernel this plugin registers
         self.backends: list[str] = []
         self.features: list[tuple] = []
-        self.device_modules: dict[str, object] = {}
+        self.device_modules: dict[str, ModuleType | object] = {}
 
     def feature(self, name: str, available: bool, reason: str | None = None) -> None:
         """Declare a feature without a device (a quantized engine, say): shown by ``status()`` with its reason."""
@@ -37,7 +41,7 @@ class Registry:
         _backends.claim(backend, self.source)
         self.backends.append(backend.name)
 
-    def device_module(self, name: str, module) -> None:
+    def device_module(self, name: str, module: ModuleType | object) -> None:
         """Make ``module`` the namespace ``opweave.<name>`` (``opweave.opencl.synchronize()``).
 
         ``name`` must be a device type this plugin declared with :meth:`backend`.
@@ -51,27 +55,38 @@ class Registry:
             )
         self.device_modules[name] = module
 
-    def impl(self, op, fn, *, backend: str | None, layer: Layer = Layer.Dense, deterministic=True):
+    def impl(
+        self, op: OpName, fn: Callable, *, backend: str | None, layer: Layer = Layer.Dense, deterministic: bool = True
+    ) -> Registration:
         """Register ``fn`` as the kernel of ``op`` (an OpOverload or its name) at (layer, backend).
 
         A thin wrapper over ``self.library.impl(op, fn, (layer, backend), with_keyset=True)``.
         """
         return self.library.impl(op, fn, (layer, backend), with_keyset=True, deterministic=deterministic)
 
-    def composite_explicit(self, op, fn, *, deterministic=True):
+    def composite_explicit(self, op: OpName, fn: Callable, *, deterministic: bool = True) -> Registration:
         """Register one Dense kernel for ``op`` shared by all backends without their own."""
         return self.library.impl(op, fn, "CompositeExplicitAutograd", deterministic=deterministic)
 
-    def fallback(self, layer: Layer, backend: str | None, fn) -> None:
+    def fallback(self, layer: Layer, backend: str | None, fn: Callable) -> Registration:
         """Register a boxed kernel for every op at (layer, backend); see ``opweave.library.Library.fallback``."""
         return self.library.fallback(fn, (layer, backend))
 
-    def deterministic_impl(self, op, fn, *, backend: str | None, layer: Layer = Layer.Dense):
+    def deterministic_impl(
+        self, op: OpName, fn: Callable, *, backend: str | None, layer: Layer = Layer.Dense
+    ) -> Registration:
         """Register the kernel used for ``op`` in deterministic mode (when the regular one is not)."""
         return self.library.deterministic_impl(op, fn, (layer, backend))
 
     def autocast_policy(
-        self, device_type: str, *, lower_precision=(), fp32=(), promote=(), remove=(), fp32_set_opt_dtype=()
+        self,
+        device_type: str,
+        *,
+        lower_precision: Iterable[str] = (),
+        fp32: Iterable[str] = (),
+        promote: Iterable[str] = (),
+        remove: Iterable[str] = (),
+        fp32_set_opt_dtype: Iterable[str] = (),
     ) -> None:
         """Extend or override ``device_type``'s autocast policy (op names; see ``opweave.autocast_policy``).
 

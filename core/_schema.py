@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = [
     "KNOWN_TYPES",
@@ -170,6 +170,7 @@ class OpSchema:
     arguments: tuple[Argument, ...]
     returns: tuple[Return, ...]
     returns_tuple: bool = False
+    _text: str | None = field(default=None, init=False, repr=False, compare=False)  # str(self), made once
 
     def __post_init__(self) -> None:
         if len(self.returns) != 1 and not self.returns_tuple:
@@ -215,6 +216,13 @@ class OpSchema:
         return any(r.type.alias is not None and not r.type.alias.is_write for r in self.returns)
 
     def __str__(self) -> str:
+        text = self._text
+        if text is None:
+            text = self._render()
+            object.__setattr__(self, "_text", text)
+        return text
+
+    def _render(self) -> str:
         parts = []
         for a in self.arguments:
             if a.kwarg_only and "*" not in parts:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import weakref
+from collections.abc import Iterator
 
 _thread_dicts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Thread -> its state's __dict__
 _thread_dicts_lock = threading.Lock()
@@ -42,7 +43,7 @@ def local() -> _ThreadState:
 
 
 @contextlib.contextmanager
-def keys_included(keyset: int):
+def keys_included(keyset: int) -> Iterator[None]:
     """Add ``keyset`` to the thread's included dispatch keys inside the block."""
     saved = _STATE.included
     _STATE.included = saved | keyset
@@ -53,7 +54,7 @@ def keys_included(keyset: int):
 
 
 @contextlib.contextmanager
-def keys_excluded(keyset: int):
+def keys_excluded(keyset: int) -> Iterator[None]:
     """Add ``keyset`` to the thread's excluded dispatch keys inside the block."""
     saved = _STATE.excluded
     _STATE.excluded = saved | keyset

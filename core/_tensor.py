@@ -12,9 +12,16 @@ Operators and methods are attached in ``_methods`` once the catalog exists.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from . import _dtype, _hooks, _keys
 from ._device import device as _device_cls
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ._backends import Backend
 
 
 class Storage:
@@ -26,7 +33,7 @@ class Storage:
 
     __slots__ = ("handle", "nbytes", "device", "backend", "version", "__weakref__")
 
-    def __init__(self, handle, nbytes: int, device, backend):
+    def __init__(self, handle: object, nbytes: int, device: _device_cls, backend: Backend) -> None:
         self.version = 0  # bumped by every in-place write (autograd's saved-tensor check)
         self.handle = handle
         self.nbytes = nbytes
@@ -59,7 +66,7 @@ class Size(tuple):
         return n
 
 
-def contiguous_strides(shape) -> tuple:
+def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
     """Row-major strides in elements for ``shape`` (size-0 and size-1 dims get stride as if size 1)."""
     strides, acc = [], 1
     for size in reversed(shape):
@@ -89,7 +96,7 @@ class Tensor:
 
     __array_priority__ = 1000  # NumPy defers binary operators to us
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: object, **kwargs: object) -> None:
         raise TypeError("use opweave.tensor(...), opweave.empty(...) or another factory to make a Tensor")
 
     # -- construction -------------------------------------------------------
@@ -134,13 +141,13 @@ class Tensor:
         """The size of each dimension."""
         return self._shape
 
-    def size(self, dim=None):
+    def size(self, dim: int | None = None) -> Size | int:
         """The shape, or the size of one dimension."""
         if dim is None:
             return self._shape
         return self._shape[_wrap_dim(dim, len(self._shape), "size")]
 
-    def stride(self, dim=None):
+    def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
         """Strides in elements, or the stride of one dimension."""
         if self._stride is None:
             self._stride = self._storage.backend.strides_of(self)
@@ -153,12 +160,12 @@ class Tensor:
         return self._offset
 
     @property
-    def dtype(self):
+    def dtype(self) -> _dtype.dtype:
         """The element type."""
         return self._dtype
 
     @property
-    def device(self):
+    def device(self) -> _device_cls:
         """The device holding the storage."""
         return self._device
 
@@ -199,7 +206,7 @@ class Tensor:
         """Address of the first element."""
         return self._storage.data_ptr() + self._offset * self._dtype.itemsize
 
-    def is_contiguous(self, memory_format=None) -> bool:
+    def is_contiguous(self, memory_format: object = None) -> bool:
         """Whether the elements are laid out row-major without gaps."""
         return _is_contiguous(self._shape, self.stride())
 
@@ -290,7 +297,7 @@ def _keys_for(device) -> int:
 _CPU = _device_cls("cpu")
 
 
-def wrap_scalar(value, dtype=None) -> Tensor:
+def wrap_scalar(value: complex | np.generic, dtype: _dtype.dtype | None = None) -> Tensor:
     """A Python or NumPy scalar as a 0-dim CPU tensor that promotes like a Python scalar.
 
     The value is held by the core as a 0-dim NumPy array (the host format of the
@@ -322,7 +329,7 @@ def wrap_scalar(value, dtype=None) -> Tensor:
     return t
 
 
-def is_host_value(t) -> bool:
+def is_host_value(t: Tensor) -> bool:
     """Whether ``t`` is a CPU tensor whose elements are the NumPy array ``t._native``, with no Storage made yet.
 
     Wrapped scalars (:func:`wrap_scalar`) and data on its way to a device are such values: reading

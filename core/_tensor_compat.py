@@ -54,7 +54,7 @@ CONVERSIONS = {
 
 
 def _conversion(name: str, target):
-    def method(self, memory_format=preserve_format):
+    def method(self: Tensor, memory_format: memory_format = preserve_format) -> Tensor:
         return self.to(target, memory_format=memory_format)
 
     method.__name__ = method.__qualname__ = name
@@ -64,7 +64,7 @@ def _conversion(name: str, target):
     return method
 
 
-def chalf(self, memory_format=preserve_format):
+def chalf(self: Tensor, memory_format: memory_format = preserve_format) -> Tensor:
     """Not available: opweave has no complex32 dtype (TypeError; use ``cfloat()``)."""
     raise TypeError("chalf(): opweave has no complex32 (half-precision complex) dtype; use cfloat()")
 
@@ -74,7 +74,7 @@ def type_as(self, other: Tensor) -> Tensor:
     return self.to(other.dtype)
 
 
-def install(tensor_cls=Tensor) -> None:
+def install(tensor_cls: type = Tensor) -> None:
     """Attach the conversion methods and ``chalf`` to Tensor."""
     for name, target in CONVERSIONS.items():
         setattr(tensor_cls, name, _conversion(name, target))

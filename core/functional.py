@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Sequence
+from typing import Any
 
 from . import _dtype
 from ._factories import tensor
@@ -24,7 +25,14 @@ from .errors import ValueRuntimeError
 __all__ = ["norm", "tensordot", "cdist", "nonzero", "lu", "broadcast_shapes", "unravel_index"]
 
 
-def norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None) -> Tensor:  # noqa: A002
+def norm(
+    input: Tensor,  # noqa: A002
+    p: float | str | None = "fro",
+    dim: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    out: Tensor | None = None,
+    dtype: _dtype.dtype | None = None,
+) -> Tensor:
     """PyTorch's ``torch.norm``: a vector norm, or for ``p="fro"``/``"nuc"`` over two dims a matrix norm.
 
     ``p`` a number (or None: 2) is the vector norm over ``dim`` (all dims when None);
@@ -48,7 +56,9 @@ def _as_dims(value) -> list:
     return [value] if isinstance(value, int) else list(value)
 
 
-def tensordot(a: Tensor, b: Tensor, dims=2, out=None, *args) -> Tensor:
+def tensordot(
+    a: Tensor, b: Tensor, dims: int | Sequence[int] | Sequence[Sequence[int]] = 2, out: Tensor | None = None, *args: Any
+) -> Tensor:
     """Contract ``dims`` of ``a`` with ``dims`` of ``b`` (PyTorch's ``torch.tensordot``).
 
     ``dims`` is an int ``d`` (the last ``d`` dims of ``a`` with the first ``d`` of ``b``), a
@@ -84,7 +94,7 @@ _CDIST_MODES = {
 }
 
 
-def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode="use_mm_for_euclid_dist_if_necessary") -> Tensor:
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
     """The ``p``-norm distance between each row of ``x1`` and each row of ``x2`` (batched).
 
     ``compute_mode`` is PyTorch's string (or ATen's int / None); every mode computes the
@@ -97,7 +107,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode="use_mm_for_eucli
     return canonical.cdist(x1, x2, p, compute_mode)
 
 
-def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):  # noqa: A002
+def nonzero(input: Tensor, *, out: Tensor | None = None, as_tuple: bool = False) -> Tensor | tuple[Tensor, ...]:  # noqa: A002
     """Indices of the non-zero elements: an (n, ndim) int64 tensor, or with ``as_tuple`` one 1-D tensor per dim.
 
     A 0-dim input with ``as_tuple=True`` is treated as 1-D, as in PyTorch.
@@ -110,7 +120,9 @@ def nonzero(input: Tensor, *, out=None, as_tuple: bool = False):  # noqa: A002
     return tuple(canonical.unbind(canonical.nonzero(x), 1))
 
 
-def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None):
+def lu(
+    A: Tensor, pivot: bool = True, get_infos: bool = False, out: tuple[Tensor, ...] | None = None
+) -> tuple[Tensor, ...]:
     """PyTorch's deprecated ``torch.lu``: ``(LU, pivots)``, plus ``infos`` with ``get_infos=True``.
 
     Without ``get_infos`` a failed factorisation raises, as ``linalg.lu_factor`` does.
@@ -127,7 +139,7 @@ def lu(A: Tensor, pivot: bool = True, get_infos: bool = False, out=None):
     return tuple(result)
 
 
-def broadcast_shapes(*shapes) -> Size:
+def broadcast_shapes(*shapes: int | Sequence[int]) -> Size:
     """The shape that tensors of ``shapes`` broadcast to (ints are 1-D shapes), without building tensors."""
     dims = []
     for shape in shapes:
@@ -152,7 +164,7 @@ def broadcast_shapes(*shapes) -> Size:
     return Size(out)
 
 
-def unravel_index(indices: Tensor, shape) -> tuple:
+def unravel_index(indices: Tensor, shape: int | Sequence[int]) -> tuple[Tensor, ...]:
     """The coordinates of flat ``indices`` in a tensor of ``shape``: one int64 tensor per dim.
 
     Indices outside ``[0, numel)`` wrap around (each coordinate is taken modulo its size), as in PyTorch.
@@ -180,7 +192,7 @@ def unravel_index(indices: Tensor, shape) -> tuple:
 METHODS = {"norm": norm, "nonzero": nonzero, "lu": lu}
 
 
-def install(namespace: dict, tensor_cls=Tensor) -> None:
+def install(namespace: dict, tensor_cls: type = Tensor) -> None:
     """Put the functions in ``namespace`` (``opweave``) and the methods on Tensor."""
     for name in __all__:
         namespace[name] = globals()[name]

@@ -51,6 +51,8 @@ _LAYERS = {layer.name.lower(): layer for layer in Layer}
 _owners: dict[str, Library] = {}  # namespace -> the live DEF library that owns it
 
 DispatchKey = str | tuple
+# An operator: its overload, its packet (when it has one overload) or its name ("add.Tensor", "myns::foo").
+OpName = "str | _ops.OpOverload | _ops.OpPacket"
 
 
 def dispatch_key(key: DispatchKey) -> tuple[str, Layer | None, str | None]:
@@ -102,7 +104,7 @@ class Library:
         self._defined: list = []
         self._closed = False
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Library(kind={self.kind}, ns={self.ns}, dispatch_key={self.dispatch_key})"
 
     # -- operators -------------------------------------------------------------------------------
@@ -112,7 +114,7 @@ class Library:
         schema: str,
         alias_analysis: str = "",
         *,
-        tags=(),
+        tags: tuple[str, ...] | list[str] = (),
         decomposition: Callable | None = None,
         doc: str | None = None,
     ) -> _ops.OpOverload:
@@ -134,7 +136,7 @@ class Library:
         self._defined.append(op)
         return op
 
-    def _lookup(self, op_name) -> _ops.OpOverload:
+    def _lookup(self, op_name: OpName) -> _ops.OpOverload:
         if isinstance(op_name, _ops.OpOverload):
             return op_name
         if isinstance(op_name, _ops.OpPacket):
@@ -153,7 +155,7 @@ class Library:
 
     def impl(
         self,
-        op_name,
+        op_name: OpName,
         fn: Callable,
         dispatch_key: DispatchKey = "",
         *,
@@ -181,7 +183,7 @@ class Library:
         self._registrations.append(reg)
         return reg
 
-    def deterministic_impl(self, op_name, fn: Callable, dispatch_key: DispatchKey) -> Registration:
+    def deterministic_impl(self, op_name: OpName, fn: Callable, dispatch_key: DispatchKey) -> Registration:
         """Register the kernel deterministic mode runs for ``op_name`` at ``dispatch_key`` instead of the usual one."""
         self._check_open("deterministic_impl")
         kind, layer, backend = dispatch_key_of(dispatch_key)

@@ -39,7 +39,7 @@ def _approximate_basis(A: Tensor, q: int, niter: int, M) -> Tensor:
     return Q
 
 
-def svd_lowrank(A: Tensor, q: int | None = 6, niter: int = 2, M: Tensor | None = None):
+def svd_lowrank(A: Tensor, q: int | None = 6, niter: int = 2, M: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
     """``(U, S, V)`` with ``A - M ≈ U diag(S) Vᴴ``: ``q`` approximate leading singular triplets.
 
     ``M`` (broadcast to ``A``) is subtracted first, as in PyTorch; ``V`` (not ``Vᴴ``) is returned.
@@ -68,7 +68,7 @@ def svd_lowrank(A: Tensor, q: int | None = 6, niter: int = 2, M: Tensor | None =
     return U, S, V
 
 
-def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True, niter: int = 2):
+def pca_lowrank(A: Tensor, q: int | None = None, center: bool = True, niter: int = 2) -> tuple[Tensor, Tensor, Tensor]:
     """``(U, S, V)``: principal components of ``A``'s rows (centred over dim -2 when ``center``), ``q`` of them.
 
     ``q`` defaults to ``min(6, m, n)``; ``S ** 2 / (m - 1)`` are the explained variances.

@@ -12,6 +12,7 @@ strided layout, as ``torch.masked`` returns for strided inputs; sparse layouts a
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from . import _dtype
 from ._ops import canonical
@@ -114,13 +115,27 @@ def _sum_dtype(input: Tensor, dtype):
     return _dtype.int64 if input.dtype in _SMALL_INTEGRAL else input.dtype
 
 
-def sum(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:  # noqa: A001,A002
+def sum(
+    input: Tensor,
+    dim: int | Sequence[int] | None = None,
+    *,
+    keepdim: bool = False,
+    dtype: _dtype.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:  # noqa: A001,A002
     """Sum of the kept elements over ``dim`` (all when None); integral inputs sum in int64."""
     dims = _canonical_dim(dim, input.ndim)
     return canonical.sum(_combine("sum", input, mask), list(dims), bool(keepdim), dtype=_sum_dtype(input, dtype))
 
 
-def prod(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:  # noqa: A002
+def prod(
+    input: Tensor,
+    dim: int | Sequence[int] | None = None,
+    *,
+    keepdim: bool = False,
+    dtype: _dtype.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:  # noqa: A002
     """Product of the kept elements over ``dim`` (all when None); integral inputs multiply in int64."""
     dims = _canonical_dim(dim, input.ndim)
     result = _combine("prod", input, mask).to(_sum_dtype(input, dtype))
@@ -131,41 +146,69 @@ def prod(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=Non
     return result
 
 
-def cumsum(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:  # noqa: A002
+def cumsum(input: Tensor, dim: int, *, dtype: _dtype.dtype | None = None, mask: Tensor | None = None) -> Tensor:  # noqa: A002
     """Cumulative sum along ``dim`` in which masked-out elements count as 0."""
     dtype = input.dtype if dtype is None else dtype
     d = _canonical_dim(dim, input.ndim)[0]
     return canonical.cumsum(_combine("cumsum", input, mask), d, dtype=dtype).to(dtype)
 
 
-def cumprod(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:  # noqa: A002
+def cumprod(input: Tensor, dim: int, *, dtype: _dtype.dtype | None = None, mask: Tensor | None = None) -> Tensor:  # noqa: A002
     """Cumulative product along ``dim`` in which masked-out elements count as 1."""
     dtype = input.dtype if dtype is None else dtype
     d = _canonical_dim(dim, input.ndim)[0]
     return canonical.cumprod(_combine("cumprod", input, mask), d, dtype=dtype).to(dtype)
 
 
-def amax(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:  # noqa: A002
+def amax(
+    input: Tensor,
+    dim: int | Sequence[int] | None = None,
+    *,
+    keepdim: bool = False,
+    dtype: _dtype.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:  # noqa: A002
     """Maximum of the kept elements over ``dim`` (-inf, or the dtype's minimum, where none is kept)."""
     dtype = input.dtype if dtype is None else dtype
     dims = _canonical_dim(dim, input.ndim)
     return canonical.amax(_combine("amax", input, mask), list(dims), bool(keepdim)).to(dtype)
 
 
-def amin(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:  # noqa: A002
+def amin(
+    input: Tensor,
+    dim: int | Sequence[int] | None = None,
+    *,
+    keepdim: bool = False,
+    dtype: _dtype.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:  # noqa: A002
     """Minimum of the kept elements over ``dim`` (+inf, or the dtype's maximum, where none is kept)."""
     dtype = input.dtype if dtype is None else dtype
     dims = _canonical_dim(dim, input.ndim)
     return canonical.amin(_combine("amin", input, mask), list(dims), bool(keepdim)).to(dtype)
 
 
-def argmax(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:  # noqa: A002
+def argmax(
+    input: Tensor,
+    dim: int | Sequence[int] | None = None,
+    *,
+    keepdim: bool = False,
+    dtype: _dtype.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:  # noqa: A002
     """Index of the largest kept element along ``dim`` (flattened when None), in ``dtype`` (input's by default)."""
     dtype = input.dtype if dtype is None else dtype
     return canonical.argmax(_combine("argmax", input, mask), dim, bool(keepdim)).to(dtype)
 
 
-def argmin(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:  # noqa: A002
+def argmin(
+    input: Tensor,
+    dim: int | Sequence[int] | None = None,
+    *,
+    keepdim: bool = False,
+    dtype: _dtype.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:  # noqa: A002
     """Index of the smallest kept element along ``dim`` (flattened when None), in ``dtype`` (input's by default)."""
     dtype = input.dtype if dtype is None else dtype
     return canonical.argmin(_combine("argmin", input, mask), dim, bool(keepdim)).to(dtype)
@@ -176,14 +219,28 @@ def _count(input: Tensor, dim, keepdim: bool, mask) -> Tensor:
     return canonical.sum(keep, list(_canonical_dim(dim, input.ndim)), bool(keepdim))
 
 
-def mean(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:  # noqa: A002
+def mean(
+    input: Tensor,
+    dim: int | Sequence[int] | None = None,
+    *,
+    keepdim: bool = False,
+    dtype: _dtype.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:  # noqa: A002
     """Mean of the kept elements over ``dim`` (NaN where none is kept)."""
     dtype = input.dtype if dtype is None else dtype
     total = sum(input, dim, keepdim=keepdim, dtype=dtype, mask=mask)
     return canonical.div(total, _count(input, dim, keepdim, mask))
 
 
-def median(input: Tensor, dim: int = -1, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:  # noqa: A002
+def median(
+    input: Tensor,
+    dim: int = -1,
+    *,
+    keepdim: bool = False,
+    dtype: _dtype.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:  # noqa: A002
     """Median of the kept elements along ``dim`` (NaN where none is kept; ValueError then for integral input)."""
     dtype = input.dtype if dtype is None else dtype
     d = _canonical_dim(dim, input.ndim)[0]
@@ -198,7 +255,15 @@ def median(input: Tensor, dim: int = -1, *, keepdim: bool = False, dtype=None, m
     return output.to(dtype)
 
 
-def norm(input: Tensor, ord: float = 2.0, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:  # noqa: A002
+def norm(
+    input: Tensor,
+    ord: float = 2.0,
+    dim: int | Sequence[int] | None = None,
+    *,
+    keepdim: bool = False,
+    dtype: _dtype.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:  # noqa: A002
     """The ``ord``-vector norm of the kept elements over ``dim`` (all when None)."""
     dims = _canonical_dim(dim, input.ndim)
     masked = _combine("norm", input, mask, ord)
@@ -231,24 +296,56 @@ def _std_var(name, input, dim, unbiased, correction, keepdim, dtype, mask, take_
     return canonical.sqrt(output) if take_sqrt else output
 
 
-def var(input: Tensor, dim=None, unbiased=None, *, correction=None, keepdim: bool = False, dtype=None, mask=None):  # noqa: A002
+def var(
+    input: Tensor,
+    dim: int | Sequence[int] | None = None,
+    unbiased: bool | None = None,
+    *,
+    correction: float | None = None,
+    keepdim: bool = False,
+    dtype: _dtype.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:  # noqa: A002
     """Variance of the kept elements over ``dim`` with Bessel's ``correction`` (1 by default)."""
     return _std_var("var", input, dim, unbiased, correction, keepdim, dtype, mask, False)
 
 
-def std(input: Tensor, dim=None, unbiased=None, *, correction=None, keepdim: bool = False, dtype=None, mask=None):  # noqa: A002
+def std(
+    input: Tensor,
+    dim: int | Sequence[int] | None = None,
+    unbiased: bool | None = None,
+    *,
+    correction: float | None = None,
+    keepdim: bool = False,
+    dtype: _dtype.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:  # noqa: A002
     """Standard deviation of the kept elements over ``dim`` (the square root of :func:`var`)."""
     return _std_var("std", input, dim, unbiased, correction, keepdim, dtype, mask, True)
 
 
-def logsumexp(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:  # noqa: A002
+def logsumexp(
+    input: Tensor,
+    dim: int | Sequence[int] | None = None,
+    *,
+    keepdim: bool = False,
+    dtype: _dtype.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:  # noqa: A002
     """``log(sum(exp(x)))`` over the kept elements (-inf where none is kept)."""
     dtype = input.dtype if dtype is None else dtype
     dims = _canonical_dim(dim, input.ndim)
     return canonical.logsumexp(_combine("logsumexp", input, mask), list(dims), bool(keepdim)).to(dtype)
 
 
-def logaddexp(input: Tensor, other: Tensor, *, dtype=None, input_mask=None, other_mask=None) -> Tensor:  # noqa: A002
+def logaddexp(
+    input: Tensor,
+    other: Tensor,
+    *,
+    dtype: _dtype.dtype | None = None,
+    input_mask: Tensor | None = None,
+    other_mask: Tensor | None = None,
+) -> Tensor:  # noqa: A002
     """``log(exp(input) + exp(other))`` where masked-out elements of either count as -inf."""
     dtype = input.dtype if dtype is None else dtype
     a = _combine("logaddexp", input, input_mask)
@@ -256,28 +353,36 @@ def logaddexp(input: Tensor, other: Tensor, *, dtype=None, input_mask=None, othe
     return canonical.logaddexp(a, b).to(dtype)
 
 
-def softmax(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:  # noqa: A002
+def softmax(input: Tensor, dim: int, *, dtype: _dtype.dtype | None = None, mask: Tensor | None = None) -> Tensor:  # noqa: A002
     """Softmax along ``dim`` over the kept elements (masked-out ones get 0; NaN where none is kept)."""
     dtype = input.dtype if dtype is None else dtype
     d = _canonical_dim(dim, input.ndim)[0]
     return canonical.softmax(_combine("amax", input, mask), d, dtype=dtype)
 
 
-def log_softmax(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:  # noqa: A002
+def log_softmax(input: Tensor, dim: int, *, dtype: _dtype.dtype | None = None, mask: Tensor | None = None) -> Tensor:  # noqa: A002
     """Log-softmax along ``dim`` over the kept elements (masked-out ones get -inf)."""
     dtype = input.dtype if dtype is None else dtype
     d = _canonical_dim(dim, input.ndim)[0]
     return canonical.log_softmax(_combine("amax", input, mask), d, dtype=dtype)
 
 
-def softmin(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:  # noqa: A002
+def softmin(input: Tensor, dim: int, *, dtype: _dtype.dtype | None = None, mask: Tensor | None = None) -> Tensor:  # noqa: A002
     """Softmin along ``dim`` over the kept elements (masked-out ones get 0)."""
     dtype = input.dtype if dtype is None else dtype
     d = _canonical_dim(dim, input.ndim)[0]
     return canonical.softmax(canonical.neg(_combine("amin", input, mask)), d, dtype=dtype)
 
 
-def normalize(input: Tensor, ord: float, dim: int, *, eps: float = 1e-12, dtype=None, mask=None) -> Tensor:  # noqa: A002
+def normalize(
+    input: Tensor,
+    ord: float,
+    dim: int,
+    *,
+    eps: float = 1e-12,
+    dtype: _dtype.dtype | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:  # noqa: A002
     """``input`` divided by its masked ``ord``-norm along ``dim`` (at least ``eps``); masked-out elements give 0."""
     dtype = input.dtype if dtype is None else dtype
     masked = _combine("sum", input, mask)

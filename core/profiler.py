@@ -35,7 +35,9 @@ import threading
 import time
 import traceback
 import weakref
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import _backends, _hooks, _keys, _plugins, _state
 from ._device import device as _device_type
@@ -387,13 +389,13 @@ class record_function:
         self._open.append((recorders, events, _perf_counter_ns()))
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         end = _perf_counter_ns()
         recorders, events, start = self._open.pop()
         for recorder, event in zip(recorders, events):
             recorder.end(event, start, end)
 
-    def __call__(self, fn):
+    def __call__(self, fn: Callable) -> Callable:
         """Use as a decorator: each call of ``fn`` runs inside its own ``record_function(name, args)``."""
 
         @functools.wraps(fn)
@@ -479,7 +481,7 @@ class FunctionEventAvg(_Microseconds):
     input_shapes: list | None = None
     device: str = ""
 
-    def add(self, event) -> None:
+    def add(self, event: FunctionEvent) -> None:
         """Add one event (or another average) to the totals."""
         self.count += event.count
         self.cpu_time_total_ns += event.cpu_time_total_ns
@@ -515,7 +517,7 @@ _SORT_KEYS = {
 class EventList(list):
     """A list of events (or of averages) that prints as PyTorch's profiler table."""
 
-    def __init__(self, items=(), *, profile_memory: bool = False, with_shapes: bool = False):
+    def __init__(self, items: Iterable = (), *, profile_memory: bool = False, with_shapes: bool = False) -> None:
         super().__init__(items)
         self._profile_memory = profile_memory
         self._with_shapes = with_shapes
@@ -700,7 +702,7 @@ class profile:
         self._entered = True
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         state = _state.local()
         included = self._saved
         remaining = tuple(r for r in state.profilers if r is not self._recorder)
@@ -715,7 +717,7 @@ class profile:
             self._recorder.stop()
             _remove_memory_hooks()
 
-    def peak_memory(self, device=None) -> int:
+    def peak_memory(self, device: _device_type | str | None = None) -> int:
         """The most bytes alive at once during the block, counting the storages constructed in it.
 
         ``device=None``: all devices together; a device (``"cpu"``, ``"vendor:0"``) or a
@@ -745,7 +747,7 @@ class profile:
         """The events added up per op name (and per input shapes when ``group_by_input_shape``)."""
         return self.events().key_averages(group_by_input_shape)
 
-    def table(self, *args, **kwargs) -> str:
+    def table(self, *args: Any, **kwargs: Any) -> str:
         """``self.key_averages().table(...)``."""
         return self.key_averages().table(*args, **kwargs)
 

@@ -10,11 +10,16 @@ Ops with unnamed returns (``native_layer_norm``) return plain tuples, as in PyTo
 from __future__ import annotations
 
 import collections
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._schema import OpSchema
 
 _TYPES: dict[tuple, type] = {}
 
 
-def for_schema(schema) -> type | None:
+def for_schema(schema: OpSchema) -> type | None:
     """The named tuple type for ``schema``'s returns, or None when it has fewer than two or any is unnamed."""
     names = tuple(r.name for r in schema.returns)
     if len(names) < 2 or not all(names):
@@ -28,7 +33,7 @@ def for_schema(schema) -> type | None:
     return cls
 
 
-def wrapper(cls):
+def wrapper(cls: type | None) -> Callable | None:
     """A function turning a kernel's tuple result into ``cls``; anything else (a layer's None) passes through."""
     if cls is None:
         return None

@@ -23,6 +23,7 @@ import numpy as np
 
 from . import _dtype
 from ._device import as_device
+from ._device import device as _device
 from ._tensor import Tensor
 
 __all__ = ["save", "save_file", "load", "load_file", "load_metadata"]
@@ -120,7 +121,7 @@ def _tensor(host: np.ndarray, code: str, shape, device, where: str) -> Tensor:
     return t if device.type == "cpu" else t.to(device=device)
 
 
-def load(data: bytes, device="cpu") -> dict:
+def load(data: bytes, device: _device | str | int = "cpu") -> dict[str, Tensor]:
     """The tensors of safetensors bytes ``data``, on ``device``."""
     safetensors = _package("load")
     dev = as_device(device)
@@ -135,7 +136,7 @@ def load(data: bytes, device="cpu") -> dict:
     return out
 
 
-def load_file(filename: str | os.PathLike, device="cpu") -> dict:
+def load_file(filename: str | os.PathLike, device: _device | str | int = "cpu") -> dict[str, Tensor]:
     """The tensors of a safetensors file, on ``device`` (each read into its own writable memory)."""
     safetensors = _package("load_file")
     dev = as_device(device)

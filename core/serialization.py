@@ -24,8 +24,11 @@ import os
 import pickle
 import sys
 import zlib
+from collections.abc import Callable
+from types import ModuleType
 from typing import IO, Any
 
+from ._device import device as _device
 from ._serialization import _pickler, _unpickler, _zip
 from ._serialization._allowlist import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 from ._serialization._rebuild import Loader
@@ -51,7 +54,9 @@ _ZIP_MAGIC = b"PK\x03\x04"
 FileLike = str | os.PathLike | IO[bytes]
 
 
-def save(obj: Any, f: FileLike, pickle_module=None, pickle_protocol: int = DEFAULT_PROTOCOL) -> None:
+def save(
+    obj: Any, f: FileLike, pickle_module: ModuleType | None = None, pickle_protocol: int = DEFAULT_PROTOCOL
+) -> None:
     """Save ``obj`` (tensors, containers of them, ``state_dict``\\ s) to ``f`` in PyTorch's zip format.
 
     ``f`` is a path or a binary file object. Storages are written whole, once each,
@@ -98,12 +103,12 @@ def _write_archive(out, archive: str, data: bytes, payloads) -> None:
 
 def load(
     f: FileLike,
-    map_location=None,
-    pickle_module=None,
+    map_location: str | _device | dict[str, str] | Callable | None = None,
+    pickle_module: ModuleType | None = None,
     *,
     weights_only: bool | None = True,
     mmap: bool | None = False,
-    **pickle_load_args,
+    **pickle_load_args: Any,
 ) -> Any:
     """Load what :func:`save` or ``torch.save`` wrote to ``f`` (a path or a binary file object).
 

@@ -30,7 +30,11 @@ def main() -> None:
     y = F.relu(normalize(a, [1]))
     z = ow.linalg.norm(y) + ow.fft.fft(a).abs().sum() + ow.special.erf(a).sum()
     flag: bool = ow.is_floating_point(a)
-    print(shape, n, kind, values.shape, indices.dtype, len(pieces), z.item(), flag)
+    rows: int = a.size(0)
+    whole: ow.Size = a.size()
+    gen = ow.Generator("cpu").manual_seed(0)
+    ow.set_printoptions(precision=4)
+    print(shape, n, kind, values.shape, indices.dtype, len(pieces), z.item(), flag, rows, whole, gen.initial_seed())
 
 
 if __name__ == "__main__":

@@ -296,6 +296,10 @@ def tensor_stub() -> str:
             body.append(f"    def {name}(self, idx: Any{value}) -> {ret}: ...")
         elif name == "__iter__":
             body.append("    def __iter__(self) -> Iterator[Tensor]: ...")
+        elif name in ("size", "stride"):  # the whole shape/strides, or one dimension's: PyTorch's two overloads
+            whole = "Size" if name == "size" else "tuple[_int, ...]"
+            body.append(f"    @overload\n    def {name}(self, dim: None = ...) -> {whole}: ...")
+            body.append(f"    @overload\n    def {name}(self, dim: _int) -> _int: ...")
         elif name in ("__bool__", "__int__", "__float__", "__complex__", "__index__", "__len__", "__repr__"):
             ret = {"__bool__": "_bool", "__float__": "_float", "__complex__": "_complex", "__repr__": "str"}.get(
                 name, "_int"

@@ -67,13 +67,13 @@ class safe_globals:  # noqa: N801 - named like torch.serialization.safe_globals
         for entry in self.safe_globals:
             _entry_name(entry)
 
-    def __enter__(self):
+    def __enter__(self) -> safe_globals:
         with _lock:
             self._added = [e for e in self.safe_globals if e not in _safe]
         add_safe_globals(self._added)
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         _remove(self._added)
         return False
 

@@ -38,7 +38,7 @@ def _differentiable_outputs(outs) -> list:
 
 def _numerical(func, inputs: tuple, index: int, eps: float, diff_outs: list) -> list:
     """Per real coordinate of input ``index``: the change of each differentiable output (complex arrays)."""
-    from .. import from_numpy
+    from .._factories import from_numpy
 
     base = inputs[index]
     array = _host(base)
@@ -139,13 +139,13 @@ def gradcheck(
 
 
 def _precise():
-    from .. import complex128, float64
+    from .._dtype import complex128, float64
 
     return (float64, complex128)
 
 
 def _from(array: np.ndarray, like: Tensor) -> Tensor:
-    from .. import from_numpy
+    from .._factories import from_numpy
 
     return from_numpy(array.astype(like.dtype.numpy)).to(like.device)
 
@@ -176,7 +176,7 @@ def gradgradcheck(
     masked: bool = False,
 ) -> bool:
     """Check second derivatives: gradcheck of ``(inputs, v) -> grad(func(inputs), inputs, v, create_graph=True)``."""
-    from .. import from_numpy
+    from .._factories import from_numpy
     from .engine import grad as run_grad
 
     inputs = _as_tuple(inputs)

@@ -38,7 +38,7 @@ def region_index(base: Tensor, view: Tensor) -> Tensor:
 
 
 def _from_numpy(array: np.ndarray) -> Tensor:
-    from .. import from_numpy
+    from .._factories import from_numpy
 
     return from_numpy(np.ascontiguousarray(array))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import _device
 from .._backends import Backend, BackendClaimError, check_device, get
 from .._hooks import add_allocation_observer, remove_allocation_observer
@@ -55,7 +57,7 @@ def current_device_index(device_type: str) -> int:
     return _device.current_index(device_type)
 
 
-def set_device_index(device) -> None:
+def set_device_index(device: _device.device | str) -> None:
     """Make ``device``'s type without an index mean ``device`` in this thread, as ``torch.cuda.set_device``.
 
     ``opweave.backends.set_device_index("vnpu:1")``: then ``opweave.empty(2, device="vnpu")`` is on
@@ -76,7 +78,7 @@ def is_available(device_type: str) -> bool:
         return False
 
 
-def memory_stats(device) -> dict:
+def memory_stats(device: _device.device | str | int) -> dict[str, Any]:
     """The allocator statistics of ``device`` (``"opencl"``, ``"vnpu:1"``...): ``Backend.memory_stats``.
 
     Backends with an allocator report at least ``allocated`` (bytes in live blocks), ``reserved``, ``peak`` and

@@ -22,7 +22,7 @@ Everything here is a plain function over public objects; nothing a plugin needs 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import _keys
 from .._backends import Backend, get
@@ -33,6 +33,9 @@ from .._quantized import QParams, int_view, make_quantized, qrange
 from .._tensor import Size, Storage, Tensor, contiguous_strides
 from ..prims._utils import Out, is_cpu_scalar, output_strides
 from ..refs._utils import broadcast_shapes
+
+if TYPE_CHECKING:
+    from .._ops import OpOverload
 
 __all__ = [
     "Decline",
@@ -79,7 +82,7 @@ def empty_strided(shape: Sequence[int], stride: Sequence[int], dtype: DType, dev
     return get(device.type).empty_strided(tuple(shape), tuple(stride), dtype, device)
 
 
-def allocate_outputs(op, *args: Any, device: Device | None = None) -> Any:
+def allocate_outputs(op: OpOverload, *args: Any, device: Device | None = None) -> Any:
     """Allocate, on ``device``, the outputs ``op``'s meta function describes for ``args``.
 
     The result has the meta function's structure (a Tensor, or a tuple/list of them):

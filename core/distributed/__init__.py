@@ -40,7 +40,7 @@ from ._api import (
     scatter,
     send,
 )
-from ._engine import Engine, register_engine
+from ._engine import Engine
 from ._group import (
     GroupMember,
     ProcessGroup,
@@ -61,6 +61,7 @@ from ._group import (
     new_group,
 )
 from ._kernels import ensure_registered as _ensure_registered
+from ._kernels import register_engine
 from ._objects import all_gather_object, broadcast_object_list, gather_object, scatter_object_list
 from ._reduce_op import ReduceOp
 from ._work import DistBackendError, DistError, Work

@@ -45,23 +45,6 @@ class Engine(Protocol):
 _FACTORIES: dict = {}
 
 
-def register_engine(device_type: str, factory, registry=None) -> None:
-    """Make ``factory(group)`` the engine of ``device_type`` tensors and register the ``c10d::`` kernels for them.
-
-    A device plugin calls it from its ``opweave_register(registry)`` hook with that
-    registry (so the kernels are recorded as the plugin's); its tensors then reach the
-    engine directly instead of being staged through host memory.
-    """
-    from . import _kernels
-
-    _FACTORIES[device_type] = factory
-    if registry is None:
-        from .._registry import Registry
-
-        registry = Registry("opweave.distributed")
-    _kernels.register_device(registry, device_type)
-
-
 def set_factory(device_type: str, factory) -> None:
     """Make ``factory`` the engine of ``device_type`` tensors whose kernels are registered already (the CPU's)."""
     _FACTORIES[device_type] = factory

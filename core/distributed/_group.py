@@ -193,10 +193,7 @@ def init_process_group(
     comm = world.Dup()
     _state["next"] = 0
     group = _make_group(list(range(mpi_size)), comm, limit, name)
-    GroupMember.WORLD = group
-    from . import _kernels
-
-    _kernels.ensure_registered()
+    GroupMember.WORLD = group  # the c10d:: kernels were registered when opweave.distributed was imported
 
 
 def _make_group(ranks, comm, timeout, backend) -> ProcessGroup:

@@ -19,7 +19,9 @@ import threading
 
 import opweave
 
+from .._registry import Registry
 from . import _group
+from ._engine import set_factory
 from ._reduce_op import ReduceOp
 from ._work import Work
 
@@ -381,8 +383,21 @@ def staged(name: str, args: tuple):
 # -- registration ------------------------------------------------------------------------------
 
 
+def register_engine(device_type: str, factory, registry=None) -> None:
+    """Make ``factory(group)`` the engine of ``device_type`` tensors and register the ``c10d::`` kernels for them.
+
+    A device plugin calls it from its ``opweave_register(registry)`` hook with that
+    registry (so the kernels are recorded as the plugin's); its tensors then reach the
+    engine directly instead of being staged through host memory.
+    """
+    set_factory(device_type, factory)
+    if registry is None:
+        registry = Registry("opweave.distributed")
+    register_device(registry, device_type)
+
+
 def register_device(registry, device_type: str) -> None:
-    """Register the ``c10d::`` kernels for ``device_type`` (whose engine ``_engine.register_engine`` gave)."""
+    """Register the ``c10d::`` kernels for ``device_type`` (whose engine :func:`register_engine` gave)."""
     for name, fn in KERNELS.items():
         registry.impl(f"c10d::{name}", fn, backend=device_type)
 

@@ -9,6 +9,7 @@ shapes/dims/values → ValueError, device mismatch → RuntimeError.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 
 from .. import _dtype
 from .._meta import empty as meta_empty
@@ -91,7 +92,7 @@ def dense_strides_like(t: Tensor) -> tuple:
     return tuple(out)
 
 
-def output_strides(tensors) -> tuple:
+def output_strides(tensors: Sequence[Tensor]) -> tuple[int, ...]:
     """Output strides of an elementwise op: the layout of the first input that is not broadcast (0-strided)."""
     for t in tensors:
         if not any(st == 0 and n > 1 for n, st in zip(t.shape, t.stride())):

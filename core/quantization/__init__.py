@@ -13,6 +13,8 @@ See ``docs/quantization.md``.
 
 from __future__ import annotations
 
+import importlib as _importlib
+
 from . import _layer, _library, reference
 from ._engine import get_engine, register_engine, supported_engines
 from ._packed import ConvPackedParams, LinearPackedParams
@@ -20,14 +22,36 @@ from ._packed import ConvPackedParams, LinearPackedParams
 _layer.register()
 _library.register()
 
-from ._flow import QuantizedLayer, calibrate, convert, prepare  # noqa: E402
-from .observers import (  # noqa: E402
-    HistogramObserver,
-    MinMaxObserver,
-    MovingAverageMinMaxObserver,
-    ObserverBase,
-    PerChannelMinMaxObserver,
-)
+# The observers and the prepare/convert flow are imported on first use (``import opweave`` registers
+# the ops and layers above, and does not pay for them).
+_LAZY = {
+    "QuantizedLayer": "_flow",
+    "calibrate": "_flow",
+    "convert": "_flow",
+    "prepare": "_flow",
+    "HistogramObserver": "observers",
+    "MinMaxObserver": "observers",
+    "MovingAverageMinMaxObserver": "observers",
+    "ObserverBase": "observers",
+    "PerChannelMinMaxObserver": "observers",
+    "observers": None,
+}
+
+
+def __getattr__(name: str):
+    """The names of the observers and the flow, imported on first use (PEP 562)."""
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _importlib.import_module(f"{__name__}.{_LAZY[name] or name}")
+    value = module if _LAZY[name] is None else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's names, including those imported on first use."""
+    return sorted({*globals(), *_LAZY})
+
 
 register_aten_kernels = _library.register_aten_kernels
 

@@ -16,21 +16,23 @@ engine and dequantizes the result.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .. import _dtype
 from .._ops import canonical as ops
 from .._ops import quantized as qops
 from .._quantized import per_channel_symmetric
-from .observers import HistogramObserver, PerChannelMinMaxObserver
+from .._tensor import Tensor
+from .observers import HistogramObserver, ObserverBase, PerChannelMinMaxObserver
 
 
-def default_activation_observer():
+def default_activation_observer() -> HistogramObserver:
     """PyTorch's x86 default for activations: a quint8 histogram observer with ``reduce_range``."""
     return HistogramObserver(dtype=_dtype.quint8, reduce_range=True)
 
 
-def default_weight_observer():
+def default_weight_observer() -> PerChannelMinMaxObserver:
     """PyTorch's x86 default for weights: per-channel symmetric qint8 along the output channels."""
     return PerChannelMinMaxObserver(ch_axis=0, dtype=_dtype.qint8, qscheme=per_channel_symmetric)
 
@@ -85,7 +87,7 @@ class Prepared:
     input_observer: object
     weight_observer: object = field(default=default_weight_observer)
 
-    def __call__(self, x):
+    def __call__(self, x: Tensor) -> Tensor:
         """Run the float model, recording the ranges of the input and of every layer's output."""
         x = self.input_observer(x)
         for layer in self.layers:
@@ -93,7 +95,11 @@ class Prepared:
         return x
 
 
-def prepare(layers, activation_observer=default_activation_observer, weight_observer=default_weight_observer):
+def prepare(
+    layers: Sequence[tuple],
+    activation_observer: Callable[[], ObserverBase] = default_activation_observer,
+    weight_observer: Callable[[], ObserverBase] = default_weight_observer,
+) -> Prepared:
     """Attach observers to a list of layers (see the module docstring); observers are made by the factories given."""
     parsed = _parse(layers)
     for layer in parsed:
@@ -101,7 +107,7 @@ def prepare(layers, activation_observer=default_activation_observer, weight_obse
     return Prepared(parsed, activation_observer(), weight_observer)
 
 
-def calibrate(prepared: Prepared, batches) -> Prepared:
+def calibrate(prepared: Prepared, batches: Iterable[Tensor]) -> Prepared:
     """Run every batch through the prepared model; returns it."""
     for batch in batches:
         prepared(batch)
@@ -136,11 +142,11 @@ class QuantizedLayer:
 class QuantizedModel:
     """The converted model: quantize the input, run the quantized layers, dequantize the output."""
 
-    def __init__(self, input_qparams, layers):
+    def __init__(self, input_qparams: tuple[float, int], layers: list) -> None:
         self.input_scale, self.input_zero_point = input_qparams
         self.layers = layers
 
-    def __call__(self, x):
+    def __call__(self, x: Tensor) -> Tensor:
         """Float in, float out; the layers run on the current quantized engine."""
         q = ops.quantize_per_tensor(x, self.input_scale, self.input_zero_point, _dtype.quint8)
         for layer in self.layers:

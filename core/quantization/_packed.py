@@ -9,6 +9,8 @@ In schemas these objects have the opaque types ``LinearPackedParamsBase`` and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .. import _dtype
 from .._quantized import qparams_of
 from .._tensor import Tensor
@@ -121,7 +123,17 @@ class ConvPackedParams(_Packed):
     2 (conv2d) spatial dims; ``dims`` says which.
     """
 
-    def __init__(self, weight: Tensor, bias, stride, padding, dilation, groups: int, *, dims: int = 2):
+    def __init__(
+        self,
+        weight: Tensor,
+        bias: Tensor | None,
+        stride: int | Sequence[int],
+        padding: int | Sequence[int],
+        dilation: int | Sequence[int],
+        groups: int,
+        *,
+        dims: int = 2,
+    ) -> None:
         op = f"quantized::conv{dims}d_prepack"
         _check_weight(op, weight, (dims + 2,))
         _check_bias(op, bias, weight.shape[0], weight)

@@ -21,19 +21,19 @@ calibration tools, not ops.
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 
 from .. import _dtype
-from .._quantized import per_channel_affine, per_channel_symmetric, per_tensor_affine, per_tensor_symmetric
+from .._quantized import QScheme, per_channel_affine, per_channel_symmetric, per_tensor_affine, per_tensor_symmetric
+from .._tensor import Tensor
 
 _EPS = float(np.finfo(np.float32).eps)
 _RANGES = {_dtype.qint8: (-128, 127), _dtype.quint8: (0, 255), _dtype.qint32: (-(2**31), 2**31 - 1)}
 
 
-def _host(x) -> np.ndarray:
-    from .._tensor import Tensor
-
+def _host(x: Tensor | np.ndarray) -> np.ndarray:
     if isinstance(x, Tensor):
         if x.is_quantized:
             x = x.dequantize()
@@ -47,7 +47,9 @@ def _tensor(values, dtype):
     return tensor(np.asarray(values).reshape(-1).tolist(), dtype=dtype)
 
 
-def quant_range(dtype, reduce_range: bool, quant_min=None, quant_max=None) -> tuple[int, int]:
+def quant_range(
+    dtype: _dtype.dtype, reduce_range: bool, quant_min: int | None = None, quant_max: int | None = None
+) -> tuple[int, int]:
     """``(qmin, qmax)`` as PyTorch's ``calculate_qmin_qmax``."""
     if dtype not in _RANGES:
         raise TypeError(f"observer: 'dtype' must be qint8, quint8 or qint32, got {dtype}")
@@ -69,11 +71,11 @@ class ObserverBase:
 
     def __init__(
         self,
-        dtype=_dtype.quint8,
-        qscheme=per_tensor_affine,
+        dtype: _dtype.dtype = _dtype.quint8,
+        qscheme: QScheme = per_tensor_affine,
         reduce_range: bool = False,
-        quant_min=None,
-        quant_max=None,
+        quant_min: int | None = None,
+        quant_max: int | None = None,
         eps: float = _EPS,
         per_channel: bool = False,
     ):
@@ -114,12 +116,12 @@ class ObserverBase:
             zero_point = np.clip(zero_point, qmin, qmax).astype(np.int64)
         return scale, zero_point
 
-    def calculate_qparams(self):
+    def calculate_qparams(self) -> tuple[Tensor, Tensor]:
         """``(scale, zero_point)`` tensors for the values observed so far."""
         scale, zero_point = self._qparams(*self._range())
         return _tensor(scale, _dtype.float32), _tensor(zero_point, _dtype.int64)
 
-    def __call__(self, x):
+    def __call__(self, x: Tensor) -> Tensor:
         """Record ``x`` and return it unchanged."""
         return self.forward(x)
 
@@ -135,11 +137,11 @@ class MinMaxObserver(ObserverBase):
 
     def __init__(
         self,
-        dtype=_dtype.quint8,
-        qscheme=per_tensor_affine,
+        dtype: _dtype.dtype = _dtype.quint8,
+        qscheme: QScheme = per_tensor_affine,
         reduce_range: bool = False,
-        quant_min=None,
-        quant_max=None,
+        quant_min: int | None = None,
+        quant_max: int | None = None,
         eps: float = _EPS,
     ):
         super().__init__(dtype, qscheme, reduce_range, quant_min, quant_max, eps)
@@ -149,7 +151,7 @@ class MinMaxObserver(ObserverBase):
         """Forget what was observed."""
         self.min_val, self.max_val = float("inf"), float("-inf")
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         """Record ``x``'s range."""
         v = _host(x)
         if v.size:
@@ -161,11 +163,17 @@ class MinMaxObserver(ObserverBase):
 class MovingAverageMinMaxObserver(MinMaxObserver):
     """Exponential moving averages of the per-batch minimum and maximum (``averaging_constant``)."""
 
-    def __init__(self, averaging_constant: float = 0.01, dtype=_dtype.quint8, qscheme=per_tensor_affine, **kwargs):
+    def __init__(
+        self,
+        averaging_constant: float = 0.01,
+        dtype: _dtype.dtype = _dtype.quint8,
+        qscheme: QScheme = per_tensor_affine,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(dtype, qscheme, **kwargs)
         self.averaging_constant = float(averaging_constant)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         """Move the averages towards ``x``'s range (the first batch sets them)."""
         v = _host(x)
         if not v.size:
@@ -187,11 +195,11 @@ class PerChannelMinMaxObserver(ObserverBase):
     def __init__(
         self,
         ch_axis: int = 0,
-        dtype=_dtype.quint8,
-        qscheme=per_channel_affine,
+        dtype: _dtype.dtype = _dtype.quint8,
+        qscheme: QScheme = per_channel_affine,
         reduce_range: bool = False,
-        quant_min=None,
-        quant_max=None,
+        quant_min: int | None = None,
+        quant_max: int | None = None,
         eps: float = _EPS,
     ):
         super().__init__(dtype, qscheme, reduce_range, quant_min, quant_max, eps, per_channel=True)
@@ -202,7 +210,7 @@ class PerChannelMinMaxObserver(ObserverBase):
         """Forget what was observed."""
         self.min_val = self.max_val = None
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         """Record ``x``'s range per channel."""
         v = _host(x)
         if v.ndim == 0:
@@ -237,11 +245,11 @@ class HistogramObserver(ObserverBase):
     def __init__(
         self,
         bins: int = 2048,
-        dtype=_dtype.quint8,
-        qscheme=per_tensor_affine,
+        dtype: _dtype.dtype = _dtype.quint8,
+        qscheme: QScheme = per_tensor_affine,
         reduce_range: bool = False,
-        quant_min=None,
-        quant_max=None,
+        quant_min: int | None = None,
+        quant_max: int | None = None,
         eps: float = _EPS,
     ):
         super().__init__(dtype, qscheme, reduce_range, quant_min, quant_max, eps)
@@ -255,7 +263,7 @@ class HistogramObserver(ObserverBase):
         self.histogram[:] = 0
         self.min_val, self.max_val = float("inf"), float("-inf")
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         """Add ``x``'s values to the histogram."""
         v = _host(x).reshape(-1)
         v = v[np.isfinite(v)]
@@ -271,7 +279,7 @@ class HistogramObserver(ObserverBase):
         self.histogram += _histc(v, self.bins, self.min_val, self.max_val)
         return x
 
-    def calculate_qparams(self):
+    def calculate_qparams(self) -> tuple[Tensor, Tensor]:
         """``(scale, zero_point)`` of the range with the smallest L2 quantization error."""
         if np.isinf(self.min_val):
             return super().calculate_qparams()

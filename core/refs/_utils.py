@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import warnings
+from collections.abc import Sequence
 
 from .. import _dtype
 from .._ops import OpOverload, define, prims
@@ -45,7 +46,7 @@ def elementwise_dtypes(*args, kind: Promotion):
     return compute, result
 
 
-def broadcast_shapes(op: str, *shapes) -> tuple:
+def broadcast_shapes(op: str, *shapes: Sequence[int]) -> tuple[int, ...]:
     """NumPy/PyTorch broadcasting of shapes; ValueError naming the op on mismatch."""
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim

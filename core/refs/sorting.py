@@ -204,7 +204,13 @@ def _pick(outputs, return_inverse, return_counts):
     return picked
 
 
-def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+def unique(
+    input: Tensor,  # noqa: A002
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    dim: int | None = None,
+) -> Tensor | tuple[Tensor, ...]:
     """The unique elements of ``input`` (``torch.unique``): a tensor, or a tuple with the inverse indices and/or
     counts when requested. ``dim=None`` works on the flattened tensor, else on slices along ``dim``."""
     if not isinstance(input, Tensor):
@@ -216,7 +222,12 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return _pick(outputs, return_inverse, return_counts)
 
 
-def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+def unique_consecutive(
+    input: Tensor,  # noqa: A002
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    dim: int | None = None,
+) -> Tensor | tuple[Tensor, ...]:
     """Collapse consecutive equal elements (``torch.unique_consecutive``): a tensor, or a tuple with the inverse
     indices and/or counts when requested."""
     if not isinstance(input, Tensor):
@@ -305,11 +316,19 @@ SORTING = [
 ]
 
 
-def _unique_method(self, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+def _unique_method(
+    self: Tensor,
+    sorted: bool = True,  # noqa: A002
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    dim: int | None = None,
+) -> Tensor | tuple[Tensor, ...]:
     return unique(self, sorted, return_inverse, return_counts, dim)
 
 
-def _unique_consecutive_method(self, return_inverse=False, return_counts=False, dim=None):
+def _unique_consecutive_method(
+    self: Tensor, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None
+) -> Tensor | tuple[Tensor, ...]:
     return unique_consecutive(self, return_inverse, return_counts, dim)
 
 

@@ -8,8 +8,10 @@ tensors conjugate into a new tensor: opweave has no lazy conjugate bit.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .. import _dtype
-from .._ops import define, prims
+from .._ops import OpOverload, define, prims
 from .._tensor import Tensor, contiguous_strides
 from ..errors import DimIndexError
 from ._shapes import compute_stride, contiguous_copy, infer_size, numel, restride, wrap, wrap_list
@@ -654,7 +656,14 @@ def _install_properties():
     for attr, name in PROPERTIES.items():
         if attr not in Tensor.__dict__:
             op = getattr(canonical, name).default
-            setattr(Tensor, attr, property(lambda self, _op=op: _op(self), doc=op.__doc__))
+            setattr(Tensor, attr, property(_view_property(op), doc=op.__doc__))
+
+
+def _view_property(op: OpOverload) -> Callable[[Tensor], Tensor]:
+    def view(self: Tensor) -> Tensor:
+        return op(self)
+
+    return view
 
 
 def _define():

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import types
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -39,7 +40,9 @@ class _DeterministicModule(types.ModuleType):
 
 
 @contextlib.contextmanager
-def DeterministicGuard(deterministic: bool, *, warn_only: bool = False, fill_uninitialized_memory: bool = True):
+def DeterministicGuard(
+    deterministic: bool, *, warn_only: bool = False, fill_uninitialized_memory: bool = True
+) -> Iterator[None]:
     """Set deterministic mode (and the fill setting) inside a ``with`` block; restore both after, also on errors.
 
     The settings are process-wide, like ``use_deterministic_algorithms`` (PyTorch keeps a

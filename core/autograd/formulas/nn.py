@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ... import from_numpy
+from ..._factories import from_numpy
 from ._common import C, formula
 
 

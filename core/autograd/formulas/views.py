@@ -8,7 +8,7 @@ sums the gradient of elements a view repeats (``unfold`` windows that overlap).
 
 from __future__ import annotations
 
-from ... import int64
+from ..._dtype import int64
 from ..layer import NONDIFFERENTIABLE
 from ._common import C, P, formula
 
