@@ -126,3 +126,26 @@ def test_default_hooks_are_where_pytorch_has_them():
     names = ["allreduce_hook", "fp16_compress_hook", "bf16_compress_hook"]
     assert all(callable(getattr(default_hooks, n)) for n in names)
     assert DDPCommHookType.FP16_COMPRESS.value.func is default_hooks.fp16_compress_hook
+
+
+def test_digits_example_shards_the_same_batches_over_any_number_of_ranks():
+    """Rank r's share of step i (examples/train_digits.py) is every N-th sample of the one-rank step i."""
+    import importlib.util
+
+    path = HERE.parents[1] / "examples" / "train_digits.py"
+    spec = importlib.util.spec_from_file_location("train_digits_example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    n, batch = 150, 16
+    alone = example.shard_batches(n, batch, epoch=3, seed=0)
+    assert sorted(np.concatenate(alone).tolist()) == list(range(n))
+    for world in (2, 4):
+        shards = [example.shard_batches(n, batch, 3, 0, rank, world) for rank in range(world)]
+        padded = np.concatenate(alone + [np.concatenate(alone)[: -n % world]])
+        for i, one in enumerate(alone):
+            together = np.stack([s[i] for s in shards], axis=1).reshape(-1) if len(one) % world == 0 else None
+            if together is not None:
+                assert together.tolist() == one.tolist(), (world, i)
+            else:  # the last step: the sampler pads with the epoch's first samples
+                got = np.concatenate([s[i] for s in shards])
+                assert sorted(got.tolist()) == sorted(padded[i * batch :].tolist()), (world, i)
