@@ -175,7 +175,7 @@ def ddp_job() -> None:
             tmodel = _models(torch.nn)[name][0]
             xt, yt = torch.from_numpy(x), torch.from_numpy(y)
             tstep = _median_step(_step(torch, TorchDDP(tmodel), xt, yt), comm.Barrier)
-            line += f" {tstep * 1e3:>13.2f} {tstep / ddp:>9.2f}"
+            line += f" {tstep * 1e3:>13.2f} {ddp / tstep:>8.1f}x"
         if rank == 0:
             print(line, flush=True)
     if tdist:
@@ -193,7 +193,7 @@ def ddp_table() -> int:
     try:
         import torch  # noqa: F401
 
-        print(f" {'PyTorch DDP':>13} {'torch/ow':>9}", flush=True)
+        print(f" {'PyTorch DDP':>13} {'ow/torch':>9}", flush=True)
     except ImportError:
         print("   (PyTorch not installed: no PyTorch column)", flush=True)
     status = 0
