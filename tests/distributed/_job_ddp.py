@@ -241,6 +241,28 @@ def check_find_unused_parameters():
             assert_all_close(got, want_extra, 1e-12, "find_unused: used on rank 0 only")
 
 
+def check_static_graph():
+    """static_graph: the parameters unused in the first iteration are skipped in every iteration after."""
+    ow.manual_seed(SEED)
+    model = Branches()
+    ddp = DDP(model, static_graph=True, bucket_cap_mb=TINY_BUCKETS)
+    w, b = params_np(model)[:2]
+    for step in range(2):
+        model.zero_grad()
+        x, t, _ = batch(step, salt=19)
+        mine = slice(RANK * PER_RANK, (RANK + 1) * PER_RANK)
+        loss_of(ddp, x[mine], t[mine]).backward()
+        want = np_grads_linear(w, b, x, t)
+        assert_all_close([model.used.weight.grad.numpy(), model.used.bias.grad.numpy()], want, 1e-12, "static")
+        assert model.extra.weight.grad is None
+
+
+def np_grads_linear(w, b, x, t):
+    """Gradients of mean((x Wᵀ + b − t)²), averaged over the ranks' equal shares (= over the whole batch)."""
+    dy = 2 * (x @ w.T + b - t) / (PER_RANK * OUT) / N
+    return [dy.T @ x, dy.sum(0)]
+
+
 def check_comm_hooks(kind):
     """The default hooks: allreduce as the default path; fp16/bf16 within their roundings of g, g/N and the sum."""
     dtype = ow.float64 if kind == "allreduce" else ow.float32
@@ -250,6 +272,8 @@ def check_comm_hooks(kind):
         "allreduce": default_hooks.allreduce_hook,
         "fp16": default_hooks.fp16_compress_hook,
         "bf16": default_hooks.bf16_compress_hook,
+        "fp16 wrapper": default_hooks.fp16_compress_wrapper(default_hooks.allreduce_hook),
+        "bf16 wrapper": default_hooks.bf16_compress_wrapper(default_hooks.allreduce_hook),
     }[kind]
     ddp.register_comm_hook(None, hook)
     try:
@@ -278,7 +302,7 @@ def check_comm_hooks(kind):
             else:
                 # g rounded to the narrow dtype, then g/N rounded (2u relative each, plus half the smallest
                 # subnormal), summed in float32 and rounded once more (u relative)
-                unit, tiny = (2.0**-11, 2.0**-25) if kind == "fp16" else (2.0**-8, 1e-38)
+                unit, tiny = (2.0**-11, 2.0**-25) if kind.startswith("fp16") else (2.0**-8, 1e-38)
                 bound = 2.01 * unit * spread + 1.01 * unit * np.abs(want) + (2 * N + 1) * tiny
             err = np.abs(g - want)
             assert np.all(err <= bound), f"{kind} hook, step {step}, tensor {i}: error {err.max():.3g}"
@@ -396,7 +420,8 @@ check("training, small buckets, bucket views", check_training_equals_full_batch,
 check("no_sync", check_no_sync_accumulates)
 check("unused without find_unused_parameters", check_unused_without_find_unused_raises)
 check("find_unused_parameters", check_find_unused_parameters)
-for kind in ["allreduce", "fp16", "bf16"]:
+check("static_graph", check_static_graph)
+for kind in ["allreduce", "fp16", "bf16", "fp16 wrapper", "bf16 wrapper"]:
     check("comm hook", check_comm_hooks, kind)
 check("custom comm hook", check_custom_hook_sees_buckets_during_backward)
 for flag in [True, False]:
