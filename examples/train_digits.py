@@ -1,14 +1,22 @@
 """Train a small CNN on scikit-learn's bundled digits (1,797 8×8 images, no download) with opweave.
 
     python examples/train_digits.py [--device cpu] [--epochs 8] [--seed 0]
+    opweave run --nproc-per-node 4 examples/train_digits.py      # DistributedDataParallel on 4 ranks
 
 Prints a progress line per epoch and the final test accuracy. The pieces (data split, model,
 one training step) are functions so that a test can replay them against a NumPy reference.
+
+Started by ``opweave run`` (or with ``--distributed``), every rank wraps the model in
+``DistributedDataParallel`` and takes its share of each batch (``DistributedSampler``,
+``--batch-size`` / ranks samples per rank). The sampler's shuffle is the same for any number of
+ranks, and rank r's share of step i is every N-th sample of the one process's batch i, so 1, 2
+and 4 ranks take the same steps (up to rounding), with the same batch size and learning rate.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -52,6 +60,20 @@ def batches(n: int, batch_size: int, rng: np.random.Generator):
     return [order[i : i + batch_size] for i in range(0, n, batch_size)]
 
 
+def shard_batches(n: int, batch_size: int, epoch: int, seed: int, rank: int = 0, world: int = 1) -> list:
+    """This rank's index arrays of one epoch: its ``DistributedSampler`` share, ``batch_size // world`` per step.
+
+    Together the ranks' arrays of step i are the ``batch_size`` samples of step i with one rank.
+    """
+    from opweave.utils.data import DistributedSampler
+
+    sampler = DistributedSampler(range(n), num_replicas=world, rank=rank, shuffle=True, seed=seed)
+    sampler.set_epoch(epoch)
+    order = np.fromiter(sampler, dtype=np.int64)
+    per_rank = batch_size // world
+    return [order[i : i + per_rank] for i in range(0, len(order), per_rank)]
+
+
 def train_step(model: nn.Module, optimizer, loss_fn, xb, yb) -> float:
     """Forward, backward and one optimizer step; returns the batch loss."""
     optimizer.zero_grad()
@@ -80,14 +102,30 @@ def main(argv=None) -> float:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--epochs", type=int, default=8)
-    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--batch-size", type=int, default=64, help="the global batch (split over the ranks)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--distributed",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="DistributedDataParallel over the ranks (default: when started by opweave run on several ranks)",
+    )
     args = parser.parse_args(argv)
 
+    distributed = args.distributed if args.distributed is not None else int(os.environ.get("WORLD_SIZE", "1")) > 1
+    rank, world = 0, 1
+    if distributed:
+        import opweave.distributed as dist
+
+        dist.init_process_group("mpi")
+        rank, world = dist.get_rank(), dist.get_world_size()
+        if args.batch_size % world:
+            parser.error(f"--batch-size {args.batch_size} is not a multiple of the {world} ranks")
     opweave.manual_seed(args.seed)
     device = opweave.device(args.device)
     x_train, y_train, x_test, y_test = load_data(args.seed)
-    model = build_model().to(device)
+    net = build_model().to(device)
+    model = nn.parallel.DistributedDataParallel(net) if distributed else net
     optimizer = make_optimizer(model)
     scheduler = opweave.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=args.epochs)
     loss_fn = nn.CrossEntropyLoss()
@@ -95,21 +133,31 @@ def main(argv=None) -> float:
     ytr = opweave.tensor(y_train, device=device)
     xte = opweave.tensor(x_test, device=device)
     yte = opweave.tensor(y_test, device=device)
-    rng = np.random.default_rng(args.seed)
+    say = sys.stdout.write if rank == 0 else (lambda text: None)
     start = time.perf_counter()
+    train_time, step_count = 0.0, 0
     for epoch in range(1, args.epochs + 1):
-        steps = batches(len(y_train), args.batch_size, rng)
+        steps = shard_batches(len(y_train), args.batch_size, epoch, args.seed, rank, world)
         total = 0.0
+        began = time.perf_counter()
         for i, idx in enumerate(steps, 1):
             index = opweave.tensor(idx, device=device)
             total += train_step(model, optimizer, loss_fn, xtr[index], ytr[index])
             done = int(20 * i / len(steps))
-            sys.stdout.write(f"\repoch {epoch:2d}/{args.epochs} [{'#' * done}{'.' * (20 - done)}] loss {total / i:.4f}")
+            say(f"\repoch {epoch:2d}/{args.epochs} [{'#' * done}{'.' * (20 - done)}] loss {total / i:.4f}")
             sys.stdout.flush()
+        train_time += time.perf_counter() - began
+        step_count += len(steps)
         scheduler.step()
-        sys.stdout.write(f"  test acc {accuracy(model, xte, yte):.4f}  {time.perf_counter() - start:5.1f}s\n")
-    acc = accuracy(model, xte, yte)
-    print(f"final test accuracy: {acc:.4f} ({len(y_test)} images, device {device}, {time.perf_counter() - start:.1f}s)")
+        say(f"  test acc {accuracy(net, xte, yte):.4f}  {time.perf_counter() - start:5.1f}s\n")
+    acc = accuracy(net, xte, yte)
+    where = f"{world} ranks, DistributedDataParallel" if distributed else "1 process"
+    say(
+        f"final test accuracy: {acc:.4f} ({len(y_test)} images, device {device}, {where}, "
+        f"{1e3 * train_time / step_count:.1f} ms/step, {time.perf_counter() - start:.1f}s)\n"
+    )
+    if distributed:
+        dist.destroy_process_group()
     return acc
 
 

@@ -9,10 +9,48 @@ among those ready (PyTorch's order for a single device).
 from __future__ import annotations
 
 import heapq
+import threading
 
 from .._tensor import Tensor
 from .grad_mode import set_grad_enabled
 from .graph import AccumulateGrad, gradient_edge, requires_grad
+
+_running = threading.local()  # .callbacks: one list per backward pass running on this thread, innermost last
+
+
+def queue_callback(callback) -> None:
+    """Run ``callback()`` once the backward pass now running on this thread has finished.
+
+    PyTorch's ``Variable._execution_engine.queue_callback``: hooks use it to act once every
+    gradient of the pass is in (``DistributedDataParallel`` waits for its all-reduces there).
+    Callbacks run in the order queued, after the last node; one may queue more.
+    """
+    stack = getattr(_running, "callbacks", None)
+    if not stack:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    if not callable(callback):
+        raise TypeError(f"queue_callback: callback must be callable, got {type(callback).__name__}")
+    stack[-1].append(callback)
+
+
+def _execute(root_edges, root_grads, retain_graph: bool, create_graph: bool, capture=None, accumulate=True):
+    """Run backward from ``root_edges`` (see :func:`_run_graph`), then the callbacks queued meanwhile."""
+    stack = getattr(_running, "callbacks", None)
+    if stack is None:
+        stack = _running.callbacks = []
+    callbacks: list = []
+    stack.append(callbacks)
+    try:
+        captured = _run_graph(root_edges, root_grads, retain_graph, create_graph, capture, accumulate)
+    finally:
+        stack.pop()
+    stack.append(callbacks)  # a callback may queue further callbacks of this pass
+    try:
+        while callbacks:
+            callbacks.pop(0)()
+    finally:
+        stack.pop()
+    return captured
 
 
 def _as_tuple(x) -> tuple:
@@ -123,7 +161,7 @@ def _add(a, b):
     return ops.canonical.add(a, b)
 
 
-def _execute(root_edges, root_grads, retain_graph: bool, create_graph: bool, capture=None, accumulate=True):
+def _run_graph(root_edges, root_grads, retain_graph: bool, create_graph: bool, capture=None, accumulate=True):
     """Run backward from ``root_edges``; ``capture``: {edge: slot} whose gradients are returned instead."""
     buffers: dict = {}
     for (node, nr), g in zip(root_edges, root_grads):

@@ -108,6 +108,45 @@ class Work:
         """The tensors the collective wrote (after ``wait()``)."""
         return list(self._result)
 
+    def get_future(self):
+        """An ``opweave.futures.Future`` completed with :meth:`result` (the written tensors) when the work is done.
+
+        Asking the Future (``done()``, ``wait()``) polls or waits for this work; an error of the
+        collective completes the Future with that error.
+        """
+        future = getattr(self, "_future", None)
+        if future is not None:
+            return future
+        from ..futures import Future
+
+        def settle() -> None:
+            if future._done:
+                return
+            error = self.exception()
+            try:
+                if error is not None:
+                    future.set_exception(error)
+                else:
+                    future.set_result(self.result())
+            except RuntimeError:  # settled already (by another thread asking at the same time)
+                pass
+
+        def poll() -> bool:
+            if self.is_completed():
+                settle()
+            return future._done
+
+        def block() -> None:
+            try:
+                self.wait()
+            except BaseException:  # settle() hands the collective's error to the Future
+                if self.exception() is None:
+                    raise
+            settle()
+
+        future = self._future = Future._driven(poll, block)
+        return future
+
     def source_rank(self) -> int:
         """For a ``recv``/``irecv``: the rank the message came from."""
         self.wait()

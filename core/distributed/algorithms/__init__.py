@@ -1,0 +1,1 @@
+"""``opweave.distributed.algorithms``: training algorithms over collectives (``torch.distributed.algorithms``)."""
