@@ -159,6 +159,7 @@ def test_malformed_tensor_descriptions(obj, match):
         (make_archive({"archive/constants.pkl": b"", "archive/code/m.py": b""}), "TorchScript"),
         (make_archive({"loose.pkl": b""}), "top-level folder"),
     ],
+    ids=["empty", "zeros", "legacy", "bad-zip", "no-data-pkl", "torchscript", "no-top-folder"],  # stable under xdist
 )
 def test_foreign_files(data, match):
     with pytest.raises(RuntimeError, match=match):
