@@ -125,10 +125,13 @@ def _node_name(op) -> str:
 class FormulaNode(Node):
     """A recorded op with a derivative formula: ``formula(ctx, grads)`` gives one gradient per Tensor argument."""
 
-    def __init__(self, op, formula, ctx: FormulaContext, edges: tuple, positions: tuple, metas: tuple):
+    def __init__(
+        self, op, formula, ctx: FormulaContext, edges: tuple, positions: tuple, metas: tuple, materialize: bool = True
+    ):
         super().__init__(_node_name(op), edges, len(ctx._outputs))
         self.op, self.formula, self.ctx, self.positions, self.input_metas = op, formula, ctx, positions, metas
         self.differentiable_outputs = tuple(is_differentiable_dtype(m.dtype) for m in ctx.output_metas())
+        self.materialize = materialize
 
     def apply(self, grad_outputs: list) -> tuple:
         from .. import ops
@@ -138,7 +141,7 @@ class FormulaNode(Node):
         metas = self.ctx.output_metas()
         grads = []
         for g, m, diff in zip(grad_outputs, metas, self.differentiable_outputs):
-            if g is None and diff:
+            if g is None and diff and self.materialize:
                 g = ops.canonical.zeros(list(m.shape), dtype=m.dtype, device=m.device)
             grads.append(g)
         result = self.formula(self.ctx, grads[0] if len(grads) == 1 else grads)
@@ -249,8 +252,14 @@ def run_below(op, keyset: int, args: tuple):
         state.excluded = saved
 
 
-def record(op, args: tuple, out, formula, save, save_out: bool) -> None:
-    """Attach a FormulaNode to the differentiable outputs of ``op`` if an input requires grad."""
+def record(
+    op, args: tuple, out, formula, save, save_out: bool, materialize: bool = True, nondifferentiable: tuple = ()
+) -> None:
+    """Attach a FormulaNode to the differentiable outputs of ``op`` if an input requires grad.
+
+    ``materialize``: missing output gradients reach the formula as zeros (else as None);
+    ``nondifferentiable``: output positions that never require grad (PyTorch's ``output_differentiability``).
+    """
     positions = _tensor_positions(op)
     edges, metas, needs = [], [], []
     for i in positions:
@@ -267,22 +276,23 @@ def record(op, args: tuple, out, formula, save, save_out: bool) -> None:
     for i, n in zip(positions, needs):
         needs_by_arg[i] = n
     ctx = FormulaContext(op, args, save, save_out, outputs, tuple(needs_by_arg))
-    node = FormulaNode(op, formula, ctx, tuple(edges), tuple(range(len(positions))), tuple(metas))
+    node = FormulaNode(op, formula, ctx, tuple(edges), tuple(range(len(positions))), tuple(metas), materialize)
     for nr, o in enumerate(outputs):
         if isinstance(o, Tensor):
-            if is_differentiable_dtype(o.dtype):
+            if is_differentiable_dtype(o.dtype) and nr not in nondifferentiable:
                 set_history(o, node, nr)
             elif o._keys & AUTOGRAD_BIT and not requires_grad(o):
                 o._keys &= ~AUTOGRAD_BIT
 
 
-def formula_kernel(op, formula, save=None, save_out: bool = False):
+def formula_kernel(op, formula, save=None, save_out: bool = False, materialize: bool = True, nondifferentiable=()):
     """The Autograd-layer kernel of ``op``: run it below Autograd, then record ``formula``."""
+    nondifferentiable = tuple(nondifferentiable)
 
     def kernel(keyset, *args):
         check_inplace(op, args)
         out = run_below(op, keyset, args)
-        record(op, args, out, formula, save, save_out)
+        record(op, args, out, formula, save, save_out, materialize, nondifferentiable)
         return out
 
     kernel.__name__ = f"autograd_{op.name}"
@@ -324,20 +334,26 @@ def autograd_fallback(op, keyset: int, *args):
 LIBRARY.fallback(autograd_fallback, "Autograd")
 
 
-def register_formula(op, formula, *, save=None, save_out: bool = False, library=None):
+def register_formula(
+    op, formula, *, save=None, save_out: bool = False, materialize: bool = True, nondifferentiable=(), library=None
+):
     """Register ``formula(ctx, grad)`` as the derivative of ``op`` (an OpOverload or qualified name).
 
     ``formula`` returns one gradient (or None) per Tensor argument of ``op``, in schema order,
     written with opweave ops (so ``create_graph=True`` differentiates it again). ``save``: the
     argument positions whose tensors the formula reads (default: all); ``save_out``: whether it
-    reads the outputs. Registered at the ``Autograd`` key through ``opweave.library``.
+    reads the outputs; ``materialize``: whether output gradients nobody sent arrive as zeros (else
+    None); ``nondifferentiable``: output positions that never require grad. Registered at the
+    ``Autograd`` key through ``opweave.library``.
     """
     from .. import _ops
 
     if isinstance(op, str):
         op = _ops.lookup(op)
     lib = library or LIBRARY
-    return lib.impl(op, formula_kernel(op, formula, save, save_out), "Autograd", with_keyset=True)
+    return lib.impl(
+        op, formula_kernel(op, formula, save, save_out, materialize, nondifferentiable), "Autograd", with_keyset=True
+    )
 
 
 def _detach_kernel(keyset, self):
