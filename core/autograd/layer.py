@@ -214,24 +214,29 @@ _POSITIONS: dict = {}
 
 
 def check_inplace(op, args: tuple) -> None:
-    """``RuntimeError`` for an in-place op on a leaf that requires grad (PyTorch's message)."""
-    mutated = op.schema.mutated_arguments
+    """PyTorch's ``RuntimeError`` for an out= op with an argument (the out tensor included) that requires grad,
+    and for an in-place op on a leaf that requires grad."""
+    schema = op.schema
+    mutated = schema.mutated_arguments
     if not mutated:
         return
-    for arg, value in zip(op.schema.arguments, args):
+    if schema.is_out and not schema.is_inplace:
+        for value in args:
+            if isinstance(value, Tensor) and requires_grad(value):
+                raise RuntimeError(
+                    f"{_base_name(op)}(): functions with out=... arguments don't support automatic "
+                    "differentiation, but one of the arguments requires grad."
+                )
+        return
+    for arg, value in zip(schema.arguments, args):
         if arg.name in mutated and isinstance(value, Tensor):
             ag = value._ag
             if ag is not None and ag.requires_grad and ag.grad_fn is None:
                 raise RuntimeError(_LEAF_INPLACE)
-            if (
-                op.schema.is_out
-                and not op.schema.is_inplace
-                and any(isinstance(a, Tensor) and requires_grad(a) for a in args)
-            ):
-                raise RuntimeError(
-                    f"{op.name}(): functions with out=... arguments don't support automatic differentiation, "
-                    "but one of the arguments requires grad."
-                )
+
+
+def _base_name(op) -> str:
+    return op.name.split("::")[-1].split(".")[0]
 
 
 def strip(out, args: tuple) -> None:
