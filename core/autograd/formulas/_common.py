@@ -22,12 +22,20 @@ def prim(name: str):
     return getattr(P, name).default
 
 
-def formula(name: str, *, save=None, save_out: bool = False, materialize: bool = True, nondifferentiable=()):
+def formula(
+    name: str, *, save=None, save_out: bool = False, materialize: bool = True, nondifferentiable=(), applies=None
+):
     """Decorator: register the decorated function as the derivative formula of ``name`` (a qualified op name)."""
 
     def register(fn):
         register_formula(
-            name, fn, save=save, save_out=save_out, materialize=materialize, nondifferentiable=nondifferentiable
+            name,
+            fn,
+            save=save,
+            save_out=save_out,
+            materialize=materialize,
+            nondifferentiable=nondifferentiable,
+            applies=applies,
         )
         return fn
 
