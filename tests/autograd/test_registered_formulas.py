@@ -118,3 +118,28 @@ def test_cross_entropy_calls_the_formula_does_not_cover(case):
         inputs, fn = (x, weight.requires_grad_()), lambda a, b: ow.nn.functional.cross_entropy(a, target, b)
     assert gradcheck(fn, inputs)
     assert fn(*inputs).grad_fn.name() != "CrossEntropyLossBackward0"
+
+
+@few
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    reduce=st.sampled_from(["sum", "prod", "mean", "amax", "amin"]),
+    include_self=st.booleans(),
+    zero=st.booleans(),
+    wider_src=st.booleans(),
+)
+def test_scatter_reduce_and_index_reduce(seed, reduce, include_self, zero, wider_src):
+    rng = np.random.default_rng(seed)
+    # values at least 0.05 apart so that amax/amin have no ties; one exact zero for prod
+    values = rng.permutation(np.arange(1, 25) * 0.05 * rng.choice([-1.0, 1.0], 24))
+    a, src = values[:12].reshape(3, 4), values[12:].reshape(2, 6)[:, : 5 if wider_src else 4]
+    if zero and reduce == "prod":
+        src = src.copy()
+        src[0, 1] = 0.0
+    index = ow.tensor(rng.integers(0, 3, (2, 4)))
+    inputs = (_leaf(a), _leaf(src))
+    assert gradcheck(lambda x, s: C.scatter_reduce(x, 0, index, s, reduce, include_self=include_self), inputs)
+    if reduce != "sum":
+        flat = ow.tensor(rng.integers(0, 3, 2))
+        inputs = (_leaf(a), _leaf(src[:, :4]))
+        assert gradcheck(lambda x, s: C.index_reduce(x, 0, flat, s, reduce, include_self=include_self), inputs)
