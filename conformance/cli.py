@@ -27,6 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--list", action="store_true", help="list the selected ops and where their entries come from")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
     parser.add_argument(
+        "--gradients",
+        metavar="N",
+        help="gradient checks for N ops (a seeded choice among the selected ones), 'all', or 0 for none "
+        "(default: the profile's, 48 in quick, all in full)",
+    )
+    parser.add_argument(
         "--distributed",
         metavar="N",
         type=int,
@@ -90,7 +96,10 @@ def handle(args) -> int:
             print(r)
         return 1 if any(r.reproduced for r in results) else 0
     try:
-        runner = Runner(args.backend, args.ops, args.profile, args.seed, None if args.quiet else Progress())
+        gradients = _gradients_arg(args.gradients)
+        runner = Runner(
+            args.backend, args.ops, args.profile, args.seed, None if args.quiet else Progress(), None, gradients
+        )
     except (RuntimeError, ValueError) as exc:
         print(f"opweave conformance: {exc}", file=sys.stderr)
         return 2
@@ -103,6 +112,20 @@ def handle(args) -> int:
         report.write_json(args.report)
         print(f"JSON report: {args.report}")
     return 0 if report.ok else 1
+
+
+def _gradients_arg(value):
+    if value is None:
+        return "profile"
+    if value == "all":
+        return None
+    try:
+        n = int(value)
+    except ValueError:
+        raise ValueError(f"--gradients must be a number or 'all', got {value!r}") from None
+    if n < 0:
+        raise ValueError(f"--gradients must not be negative, got {n}")
+    return n
 
 
 def main(argv=None) -> int:

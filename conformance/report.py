@@ -167,6 +167,7 @@ class Report:
     backend_checks: list
     ops: list
     seconds: float = 0.0
+    gradients: list = field(default_factory=list)  # gradients.GradientResult per op checked
 
     def counts(self) -> Counter:
         """Ops per status."""
@@ -190,9 +191,14 @@ class Report:
         return [c for c in self.backend_checks if c.status == "fail"]
 
     @property
+    def failed_gradients(self) -> list:
+        """The failed gradient checks."""
+        return [g for g in self.gradients if g.status == "fail"]
+
+    @property
     def ok(self) -> bool:
         """Whether nothing failed (xfail, xpass, not-implemented and no-oracle do not fail a run)."""
-        return not self.failures and not self.failed_backend_checks
+        return not self.failures and not self.failed_backend_checks and not self.failed_gradients
 
     def to_json(self) -> dict:
         """The JSON report."""
@@ -210,6 +216,7 @@ class Report:
             "families": {k: dict(v) for k, v in self.families().items()},
             "fallback": sorted(r.name for r in self.ops if r.fallback),
             "backend_checks": [c.to_json() for c in self.backend_checks],
+            "gradients": [g.to_json() for g in self.gradients],
             "ops": [r.to_json() for r in self.ops],
         }
 
@@ -234,7 +241,7 @@ class Report:
         lines.append(
             f"{'TOTAL':<{width}}  " + "  ".join(f"{total.get(s, 0):>8}" for s in cols) + f"  {len(self.ops):>8}"
         )
-        lines += self._backend_lines() + self._detail_lines()
+        lines += self._backend_lines() + self._gradient_lines() + self._detail_lines()
         verdict = "PASSED" if self.ok else "FAILED"
         lines.append(
             f"\nconformance of '{self.backend}' ({self.profile}, seed {self.seed}): {verdict} in {self.seconds:.1f}s"
@@ -251,6 +258,21 @@ class Report:
         for b in self.backend_checks:
             if b.status != "pass":
                 lines.append(f"  {b.status.upper():<6} {b.check} [{b.dtype}]: {b.message}")
+        return lines
+
+    def _gradient_lines(self) -> list:
+        if not self.gradients:
+            return []
+        c = Counter(g.status for g in self.gradients)
+        checks = "/".join(sorted({g.check for g in self.gradients}))
+        counts = ", ".join(f"{c[s]} {s}" for s in ("pass", "fail", "xfail", "xpass", "not-implemented", "skip") if c[s])
+        lines = [f"\ngradients ({checks}, {len(self.gradients)} ops): {counts}"]
+        for g in self.gradients:
+            if g.status in ("fail", "xpass", "xfail"):
+                why = g.reason if g.status != "fail" else g.message
+                lines.append(f"  {g.status.upper():<6} {g.op} [{g.check}, {g.dtype or 'default'}]: {why}")
+                for e in (g.details or {}).get("examples", [])[:3]:
+                    lines.append(f"      at {e['index']}: got {e['actual']}, expected {e['expected']}")
         return lines
 
     def _detail_lines(self) -> list:

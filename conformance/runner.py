@@ -29,9 +29,11 @@ from .tensors import encode_sample
 
 #: Samples per (op, dtype): hand-written entries / generated (schema-driven) entries, and the number of
 #: examples the Hypothesis search (:mod:`.strategies`) tries per hand-written functional op and dtype.
+#: ``gradients``: how many ops (a seeded choice) get a gradient check (:mod:`.gradients`); None: every one.
+#: ``double_gradients``: whether a backend with float64 also runs gradcheck (finite differences) on the device.
 PROFILES = {
-    "quick": {"samples": 5, "generated": 1, "search": 0},
-    "full": {"samples": 16, "generated": 3, "search": 8},
+    "quick": {"samples": 5, "generated": 1, "search": 0, "gradients": 48, "double_gradients": False},
+    "full": {"samples": 16, "generated": 3, "search": 8, "gradients": None, "double_gradients": True},
 }
 #: The extra checks: "rerun" runs every functional sample twice (bits compared), the others are the
 #: probe kinds of :mod:`.probes` the runner adds after each functional op's samples.
@@ -96,7 +98,16 @@ class Runner:
     is called before each op; ``config`` overrides the backend's hook.
     """
 
-    def __init__(self, backend: str, ops=None, profile: str = "quick", seed: int = 0, progress=None, config=None):
+    def __init__(
+        self,
+        backend: str,
+        ops=None,
+        profile: str = "quick",
+        seed: int = 0,
+        progress=None,
+        config=None,
+        gradients: int | None | str = "profile",
+    ):
         if profile not in PROFILES:
             raise ValueError(f"unknown profile {profile!r}; expected one of {sorted(PROFILES)}")
         self.backend = backend
@@ -108,6 +119,7 @@ class Runner:
         self.seed = int(seed)
         self.progress: Callable | None = progress
         self.names = select(ops)
+        self.gradients = PROFILES[profile]["gradients"] if gradients == "profile" else gradients
         stats = getattr(self.backend_obj, "memory_stats", None)
         memory = (lambda: stats(ow.device(backend))) if callable(stats) else None
         self.ctx = Context(backend, self.config.tolerances, memory)
@@ -310,6 +322,20 @@ class Runner:
             return BackendCheck(name, dtype.name, "fail", f"{type(exc).__name__}: {exc}")
         return BackendCheck(name, dtype.name, "pass")
 
+    # -- gradients -------------------------------------------------------------------------------
+
+    def gradient_checks(self) -> list:
+        """The gradient checks of :mod:`.gradients` for ``self.gradients`` of the selected ops (0: none)."""
+        if self.gradients == 0:
+            return []
+        from . import gradients
+
+        supported = self.backend_obj.dtypes
+        double = PROFILES[self.profile]["double_gradients"] and (supported is None or ow.float64 in supported)
+        double = double and "float64" not in self.config.skip_dtypes
+        with ow.autograd.enable_grad():
+            return gradients.run_checks(self.ctx, self.names, self.gradients, self.seed, double, self.config)
+
     # -- everything --------------------------------------------------------------------------------
 
     def run(self, backend_checks: bool = True) -> Report:
@@ -324,10 +350,13 @@ class Runner:
             report.ops.append(self.run_op(name))
         if self.progress is not None:
             self.progress(len(self.names), len(self.names), None)
+        report.gradients = self.gradient_checks()
         report.seconds = time.perf_counter() - start
         return report
 
 
-def run(backend: str, ops=None, profile: str = "quick", seed: int = 0, progress=None, config=None) -> Report:
+def run(
+    backend: str, ops=None, profile: str = "quick", seed: int = 0, progress=None, config=None, gradients="profile"
+) -> Report:
     """Run the suite on ``backend`` and return the :class:`~.report.Report` (see :class:`Runner`)."""
-    return Runner(backend, ops, profile, seed, progress, config).run()
+    return Runner(backend, ops, profile, seed, progress, config, gradients).run()

@@ -179,18 +179,20 @@ def _run_graph(root_edges, root_grads, retain_graph: bool, create_graph: bool, c
         while ready:
             _, _, node = heapq.heappop(ready)
             grads = buffers.pop(node, None) or [None] * max(node.num_outputs, 1)
-            for nr, hooks in list(node._tensor_pre_hooks.items()):
-                if grads[nr] is not None:
-                    for fn in list(hooks.values()):
-                        new = fn(grads[nr])
-                        if new is not None:
-                            grads[nr] = new
-            for nr, ref in list(node._retain_grad.items()):
-                t = ref()
-                if t is not None and grads[nr] is not None:
-                    g = grads[nr] if create_graph else grads[nr].detach()
-                    ag = t._ag
-                    ag.grad = g if ag.grad is None else _add(ag.grad, g)
+            if node._tensor_pre_hooks:
+                for nr, hooks in list(node._tensor_pre_hooks.items()):
+                    if grads[nr] is not None:
+                        for fn in list(hooks.values()):
+                            new = fn(grads[nr])
+                            if new is not None:
+                                grads[nr] = new
+            if node._retain_grad:
+                for nr, ref in list(node._retain_grad.items()):
+                    t = ref()
+                    if t is not None and grads[nr] is not None:
+                        g = grads[nr] if create_graph else grads[nr].detach()
+                        ag = t._ag
+                        ag.grad = g if ag.grad is None else _add(ag.grad, g)
             if capture is not None:
                 for nr in range(len(grads)):
                     slot = capture.get((node, nr))
@@ -198,15 +200,17 @@ def _run_graph(root_edges, root_grads, retain_graph: bool, create_graph: bool, c
                         captured[slot] = _add(captured.get(slot), grads[nr])
             run = (needed is None or node in needed) and not (isinstance(node, AccumulateGrad) and not accumulate)
             if run:
-                for fn in list(node._pre_hooks.values()):
-                    new = fn(tuple(grads))
-                    if new is not None:
-                        grads = list(new)
+                if node._pre_hooks:
+                    for fn in list(node._pre_hooks.values()):
+                        new = fn(tuple(grads))
+                        if new is not None:
+                            grads = list(new)
                 inputs_grads = node.apply(grads)
-                for fn in list(node._hooks.values()):
-                    new = fn(inputs_grads, tuple(grads))
-                    if new is not None:
-                        inputs_grads = tuple(new)
+                if node._hooks:
+                    for fn in list(node._hooks.values()):
+                        new = fn(inputs_grads, tuple(grads))
+                        if new is not None:
+                            inputs_grads = tuple(new)
                 if not retain_graph:
                     node.release()
             else:

@@ -11,7 +11,10 @@ from __future__ import annotations
 import itertools
 import threading
 
+from .._state import local
 from .grad_mode import AUTOGRAD_BIT
+
+_STATE = local()
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -113,16 +116,37 @@ class Node:
     that does not require grad), as PyTorch's ``grad_fn.next_functions``.
     """
 
+    # Hook tables are made on first use (most nodes never get one): None until then.
+    _pre_hooks: dict | None = None  # id -> fn(grad_outputs) (register_prehook)
+    _hooks: dict | None = None  # id -> fn(grad_inputs, grad_outputs) (register_hook)
+    _tensor_pre_hooks: dict | None = None  # output_nr -> {id: fn(grad)} (Tensor.register_hook on non-leaves)
+    _retain_grad: dict | None = None  # output_nr -> weak tensor whose .grad is kept (retain_grad)
+    _metadata: dict | None = None
+
     def __init__(self, name: str, next_edges: tuple, num_outputs: int = 1):
         self._name = name
         self.next_functions = next_edges
         self.num_outputs = num_outputs
         self.sequence_nr = next(_sequence)
-        self._pre_hooks: dict = {}  # id -> fn(grad_outputs) (register_prehook)
-        self._hooks: dict = {}  # id -> fn(grad_inputs, grad_outputs) (register_hook)
-        self._tensor_pre_hooks: dict = {}  # output_nr -> {id: fn(grad)} (Tensor.register_hook on non-leaves)
-        self._retain_grad: dict = {}  # output_nr -> weak tensor whose .grad is kept (retain_grad)
-        self.metadata: dict = {}
+
+    @property
+    def metadata(self) -> dict:
+        """A dict for the user's annotations (PyTorch's ``Node.metadata``)."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def tensor_pre_hooks(self) -> dict:
+        """The table of ``Tensor.register_hook`` hooks per output (made on first use)."""
+        if self._tensor_pre_hooks is None:
+            self._tensor_pre_hooks = {}
+        return self._tensor_pre_hooks
+
+    def retained_outputs(self) -> dict:
+        """The table of outputs whose ``.grad`` is kept (``retain_grad``; made on first use)."""
+        if self._retain_grad is None:
+            self._retain_grad = {}
+        return self._retain_grad
 
     def name(self) -> str:
         """The node's name, e.g. ``MulBackward0``."""
@@ -137,12 +161,16 @@ class Node:
 
     def register_hook(self, fn) -> RemovableHandle:
         """``fn(grad_inputs, grad_outputs)`` runs after the node; it may return replacement grad_inputs."""
+        if self._hooks is None:
+            self._hooks = {}
         handle = RemovableHandle(self._hooks)
         self._hooks[handle.id] = fn
         return handle
 
     def register_prehook(self, fn) -> RemovableHandle:
         """``fn(grad_outputs)`` runs before the node; it may return replacement grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
         handle = RemovableHandle(self._pre_hooks)
         self._pre_hooks[handle.id] = fn
         return handle
@@ -176,7 +204,7 @@ class AccumulateGrad(Node):
                 new = fn(grad)
                 if new is not None:
                     grad = new
-        if not _is_create_graph() and requires_grad(grad):
+        if not _STATE.grad_enabled and requires_grad(grad):
             grad = grad.detach()
         with self._lock:
             ag.grad = grad if ag.grad is None else ops.canonical.add(ag.grad, grad)
@@ -184,12 +212,6 @@ class AccumulateGrad(Node):
             for fn in list(ag.post_accumulate_hooks.values()):
                 fn(leaf)
         return ()
-
-
-def _is_create_graph() -> bool:
-    from .._state import local
-
-    return local().grad_enabled
 
 
 class SavedTensor:

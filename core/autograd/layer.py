@@ -34,14 +34,14 @@ class TensorMeta:
 
     __slots__ = ("shape", "dtype", "device", "_tensor_stride", "_offset")
 
-    def __init__(self, t: Tensor):
+    def __init__(self, t: Tensor, strides: bool = False):
         self.shape, self.dtype, self.device = t.shape, t.dtype, t.device
-        self._tensor_stride, self._offset = t._stride, t._offset
-        if self._tensor_stride is None and t._native is not None:
-            self._tensor_stride = t.stride()
+        self._tensor_stride, self._offset = (t.stride() if strides else t._stride), t._offset
 
     def stride(self) -> tuple:
-        """The strides the tensor had when it was recorded."""
+        """The strides the tensor had when it was recorded (kept for the ops in ``STRIDED_METAS``)."""
+        if self._tensor_stride is None:
+            raise RuntimeError("autograd: this formula's op does not record its inputs' strides (STRIDED_METAS)")
         return self._tensor_stride
 
     def storage_offset(self) -> int:
@@ -66,6 +66,10 @@ class TensorMeta:
         return self.shape if dim is None else self.shape[dim]
 
 
+#: Ops whose formulas read the strides of inputs they do not save (computing strides costs a call).
+STRIDED_METAS = {"prims::as_strided"}
+
+
 def is_differentiable_dtype(dtype) -> bool:
     """Floating and complex dtypes carry gradients."""
     return dtype.is_floating_point or dtype.is_complex
@@ -79,8 +83,11 @@ class FormulaContext:
         if callable(save):
             save = save(needs)
         name = _node_name(op)
+        strides = op.name in STRIDED_METAS
         self._args = [
-            (SavedTensor(a, name, i) if (save is None or i in save) else TensorMeta(a)) if isinstance(a, Tensor) else a
+            (SavedTensor(a, name, i) if (save is None or i in save) else TensorMeta(a, strides))
+            if isinstance(a, Tensor)
+            else a
             for i, a in enumerate(args)
         ]
         self._outputs = tuple(SavedTensor(o, name, i) if save_out else TensorMeta(o) for i, o in enumerate(outputs))
@@ -118,29 +125,48 @@ class FormulaContext:
 
 
 def _node_name(op) -> str:
-    base = op.name.split("::")[-1].split(".")[0].rstrip("_")
-    return "".join(part[:1].upper() + part[1:] for part in base.split("_")) + "Backward0"
+    name = _NODE_NAMES.get(op)
+    if name is None:
+        base = op.name.split("::")[-1].split(".")[0].rstrip("_")
+        name = _NODE_NAMES[op] = "".join(part[:1].upper() + part[1:] for part in base.split("_")) + "Backward0"
+    return name
+
+
+_NODE_NAMES: dict = {}
 
 
 class FormulaNode(Node):
     """A recorded op with a derivative formula: ``formula(ctx, grads)`` gives one gradient per Tensor argument."""
 
-    def __init__(self, op, formula, ctx: FormulaContext, edges: tuple, positions: tuple, metas: tuple):
+    def __init__(
+        self,
+        op,
+        formula,
+        ctx: FormulaContext,
+        edges: tuple,
+        positions: tuple,
+        metas: tuple,
+        materialize: bool = True,
+        differentiable: tuple | None = None,
+    ):
         super().__init__(_node_name(op), edges, len(ctx._outputs))
         self.op, self.formula, self.ctx, self.positions, self.input_metas = op, formula, ctx, positions, metas
-        self.differentiable_outputs = tuple(is_differentiable_dtype(m.dtype) for m in ctx.output_metas())
+        if differentiable is None:
+            differentiable = tuple(is_differentiable_dtype(m.dtype) for m in ctx.output_metas())
+        self.differentiable_outputs = differentiable
+        self.materialize = materialize
 
     def apply(self, grad_outputs: list) -> tuple:
         from .. import ops
 
         if self.ctx.released:
             raise RuntimeError(FREED_MESSAGE)
-        metas = self.ctx.output_metas()
-        grads = []
-        for g, m, diff in zip(grad_outputs, metas, self.differentiable_outputs):
-            if g is None and diff:
-                g = ops.canonical.zeros(list(m.shape), dtype=m.dtype, device=m.device)
-            grads.append(g)
+        grads = list(grad_outputs)
+        if self.materialize and None in grads:
+            metas = self.ctx.output_metas()
+            for i, (g, m, diff) in enumerate(zip(grads, metas, self.differentiable_outputs)):
+                if g is None and diff:
+                    grads[i] = ops.canonical.zeros(list(m.shape), dtype=m.dtype, device=m.device)
         result = self.formula(self.ctx, grads[0] if len(grads) == 1 else grads)
         if not isinstance(result, (tuple, list)):
             result = (result,)
@@ -208,27 +234,42 @@ def _tensor_positions(op) -> tuple:
 
 
 _POSITIONS: dict = {}
+_RANGES = [tuple(range(n)) for n in range(64)]
+
+
+def _range(n: int) -> tuple:
+    return _RANGES[n] if n < 64 else tuple(range(n))
 
 
 def check_inplace(op, args: tuple) -> None:
-    """``RuntimeError`` for an in-place op on a leaf that requires grad (PyTorch's message)."""
-    mutated = op.schema.mutated_arguments
+    """PyTorch's ``RuntimeError`` for an out= op with an argument (the out tensor included) that requires grad,
+    and for an in-place op on a leaf that requires grad."""
+    mutated = _MUTATED.get(op)
+    if mutated is None:
+        mutated = _MUTATED[op] = op.schema.mutated_arguments
     if not mutated:
         return
-    for arg, value in zip(op.schema.arguments, args):
+    schema = op.schema
+    if schema.is_out and not schema.is_inplace:
+        for value in args:
+            if isinstance(value, Tensor) and requires_grad(value):
+                raise RuntimeError(
+                    f"{_base_name(op)}(): functions with out=... arguments don't support automatic "
+                    "differentiation, but one of the arguments requires grad."
+                )
+        return
+    for arg, value in zip(schema.arguments, args):
         if arg.name in mutated and isinstance(value, Tensor):
             ag = value._ag
             if ag is not None and ag.requires_grad and ag.grad_fn is None:
                 raise RuntimeError(_LEAF_INPLACE)
-            if (
-                op.schema.is_out
-                and not op.schema.is_inplace
-                and any(isinstance(a, Tensor) and requires_grad(a) for a in args)
-            ):
-                raise RuntimeError(
-                    f"{op.name}(): functions with out=... arguments don't support automatic differentiation, "
-                    "but one of the arguments requires grad."
-                )
+
+
+_MUTATED: dict = {}
+
+
+def _base_name(op) -> str:
+    return op.name.split("::")[-1].split(".")[0]
 
 
 def strip(out, args: tuple) -> None:
@@ -249,8 +290,14 @@ def run_below(op, keyset: int, args: tuple):
         state.excluded = saved
 
 
-def record(op, args: tuple, out, formula, save, save_out: bool) -> None:
-    """Attach a FormulaNode to the differentiable outputs of ``op`` if an input requires grad."""
+def record(
+    op, args: tuple, out, formula, save, save_out: bool, materialize: bool = True, nondifferentiable: tuple = ()
+) -> None:
+    """Attach a FormulaNode to the differentiable outputs of ``op`` if an input requires grad.
+
+    ``materialize``: missing output gradients reach the formula as zeros (else as None);
+    ``nondifferentiable``: output positions that never require grad (PyTorch's ``output_differentiability``).
+    """
     positions = _tensor_positions(op)
     edges, metas, needs = [], [], []
     for i in positions:
@@ -267,22 +314,34 @@ def record(op, args: tuple, out, formula, save, save_out: bool) -> None:
     for i, n in zip(positions, needs):
         needs_by_arg[i] = n
     ctx = FormulaContext(op, args, save, save_out, outputs, tuple(needs_by_arg))
-    node = FormulaNode(op, formula, ctx, tuple(edges), tuple(range(len(positions))), tuple(metas))
+    differentiable = tuple(isinstance(o, Tensor) and is_differentiable_dtype(o.dtype) for o in outputs)
+    node = FormulaNode(
+        op, formula, ctx, tuple(edges), _range(len(positions)), tuple(metas), materialize, differentiable
+    )
     for nr, o in enumerate(outputs):
         if isinstance(o, Tensor):
-            if is_differentiable_dtype(o.dtype):
+            if is_differentiable_dtype(o.dtype) and nr not in nondifferentiable:
                 set_history(o, node, nr)
             elif o._keys & AUTOGRAD_BIT and not requires_grad(o):
                 o._keys &= ~AUTOGRAD_BIT
 
 
-def formula_kernel(op, formula, save=None, save_out: bool = False):
-    """The Autograd-layer kernel of ``op``: run it below Autograd, then record ``formula``."""
+def formula_kernel(
+    op, formula, save=None, save_out: bool = False, materialize: bool = True, nondifferentiable=(), applies=None
+):
+    """The Autograd-layer kernel of ``op``: run it below Autograd, then record ``formula``.
+
+    ``applies(*args)``: whether the formula covers this call; where it does not, the op is
+    differentiated as if it had no formula (through its decomposition).
+    """
+    nondifferentiable = tuple(nondifferentiable)
 
     def kernel(keyset, *args):
+        if applies is not None and not applies(*args):
+            return autograd_fallback(op, keyset, *args)
         check_inplace(op, args)
         out = run_below(op, keyset, args)
-        record(op, args, out, formula, save, save_out)
+        record(op, args, out, formula, save, save_out, materialize, nondifferentiable)
         return out
 
     kernel.__name__ = f"autograd_{op.name}"
@@ -324,20 +383,38 @@ def autograd_fallback(op, keyset: int, *args):
 LIBRARY.fallback(autograd_fallback, "Autograd")
 
 
-def register_formula(op, formula, *, save=None, save_out: bool = False, library=None):
+def register_formula(
+    op,
+    formula,
+    *,
+    save=None,
+    save_out: bool = False,
+    materialize: bool = True,
+    nondifferentiable=(),
+    applies=None,
+    library=None,
+):
     """Register ``formula(ctx, grad)`` as the derivative of ``op`` (an OpOverload or qualified name).
 
     ``formula`` returns one gradient (or None) per Tensor argument of ``op``, in schema order,
     written with opweave ops (so ``create_graph=True`` differentiates it again). ``save``: the
     argument positions whose tensors the formula reads (default: all); ``save_out``: whether it
-    reads the outputs. Registered at the ``Autograd`` key through ``opweave.library``.
+    reads the outputs; ``materialize``: whether output gradients nobody sent arrive as zeros (else
+    None); ``nondifferentiable``: output positions that never require grad; ``applies(*args)``: whether
+    the formula covers a call (else the op's decomposition is differentiated). Registered at the
+    ``Autograd`` key through ``opweave.library``.
     """
     from .. import _ops
 
     if isinstance(op, str):
         op = _ops.lookup(op)
     lib = library or LIBRARY
-    return lib.impl(op, formula_kernel(op, formula, save, save_out), "Autograd", with_keyset=True)
+    return lib.impl(
+        op,
+        formula_kernel(op, formula, save, save_out, materialize, nondifferentiable, applies),
+        "Autograd",
+        with_keyset=True,
+    )
 
 
 def _detach_kernel(keyset, self):

@@ -111,7 +111,7 @@ def retain_grad(self) -> None:
     ag.retains_grad = True
     import weakref
 
-    ag.grad_fn._retain_grad[ag.output_nr] = weakref.ref(self)
+    ag.grad_fn.retained_outputs()[ag.output_nr] = weakref.ref(self)
 
 
 def register_hook(self, hook) -> RemovableHandle:
@@ -124,7 +124,7 @@ def register_hook(self, hook) -> RemovableHandle:
             ag.hooks = {}
         table = ag.hooks
     else:
-        table = ag.grad_fn._tensor_pre_hooks.setdefault(ag.output_nr, {})
+        table = ag.grad_fn.tensor_pre_hooks().setdefault(ag.output_nr, {})
     handle = RemovableHandle(table)
     table[handle.id] = hook
     return handle

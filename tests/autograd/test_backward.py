@@ -256,3 +256,64 @@ def test_profiler_records_backward_ops():
     names = {e.name for e in prof.events()}
     assert "mul.Tensor" in names  # exp's backward multiplies by the saved output
     assert "prims::broadcast_in_dim" in names  # sum's backward broadcasts the gradient back
+
+
+OUT_CALLS = {
+    "zeros": lambda out, **k: ow.zeros(3, out=out, **k),
+    "ones": lambda out, **k: ow.ones(3, out=out, **k),
+    "full": lambda out, **k: ow.full((3,), 1.5, out=out, **k),
+    "arange": lambda out, **k: ow.arange(3.0, out=out, **k),
+    "linspace": lambda out, **k: ow.linspace(0, 1, 3, out=out, **k),
+    "rand": lambda out, **k: ow.rand(3, out=out, **k),
+    "add": lambda out, **k: ow.add(ow.ones(3), 1.0, out=out),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OUT_CALLS))
+def test_out_into_a_tensor_that_requires_grad_raises(name):
+    call = OUT_CALLS[name]
+    out = ow.zeros(3, dtype=ow.float64).requires_grad_()
+    for kwargs in ({}, {"requires_grad": True}):
+        if name == "add" and kwargs:
+            continue
+        with pytest.raises(RuntimeError, match=rf"^{name}\(\): functions with out=\.\.\. arguments don't support"):
+            call(out, **kwargs)
+        np.testing.assert_array_equal(out.detach().numpy(), [0.0, 0.0, 0.0])  # left intact
+    with ow.no_grad():
+        call(out)  # allowed without grad mode
+    # a fresh out tensor becomes a leaf that requires grad, as in PyTorch
+    if name != "add":
+        fresh = ow.empty(3)
+        assert call(fresh, requires_grad=True) is fresh and fresh.requires_grad and fresh.is_leaf
+
+
+def test_out_with_an_input_that_requires_grad_raises():
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match=r"^mul\(\): functions with out=\.\.\. arguments don't support"):
+        ow.mul(x, 2.0, out=ow.empty(2, dtype=ow.float64))
+
+
+@given(
+    rows=st.integers(1, 5),
+    dim=st.integers(1, 3),
+    index_shape=hnp.array_shapes(min_dims=1, max_dims=2, min_side=1, max_side=4),
+    padding=st.one_of(st.none(), st.integers(-5, 4)),
+    scale=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_embedding_gradient_padding_idx_and_scale_grad_by_freq(rows, dim, index_shape, padding, scale, seed):
+    rng = np.random.default_rng(seed)
+    if padding is not None and not -rows <= padding < rows:
+        padding = None
+    indices = rng.integers(0, rows, index_shape)
+    weight = leaf(rng.standard_normal((rows, dim)))
+    upstream = rng.standard_normal(index_shape + (dim,))
+    out = ow.nn.functional.embedding(ow.tensor(indices), weight, padding_idx=padding, scale_grad_by_freq=scale)
+    out.backward(ow.tensor(upstream))
+    expected = np.zeros((rows, dim))
+    counts = np.bincount(indices.ravel(), minlength=rows)
+    for i, g in zip(indices.ravel(), upstream.reshape(-1, dim)):
+        if padding is not None and i == padding % rows:
+            continue
+        expected[i] += g / counts[i] if scale else g
+    np.testing.assert_allclose(weight.grad.numpy(), expected, rtol=1e-12, atol=1e-12)

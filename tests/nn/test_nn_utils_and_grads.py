@@ -102,7 +102,6 @@ def test_layer_gradients_pass_gradcheck(name, make, shape):
             assert math.isclose(p.grad.numpy().ravel()[k], numeric, rel_tol=1e-4, abs_tol=1e-6), (name, k)
 
 
-@pytest.mark.xfail(strict=True, reason="autograd: embedding's backward ignores padding_idx")
 def test_embedding_gradient_accumulates_rows_and_skips_padding():
     emb = nn.Embedding(4, 2, padding_idx=0).double()
     out = emb(opweave.tensor([[1, 0, 1], [3, 0, 2]]))

@@ -22,11 +22,21 @@ def prim(name: str):
     return getattr(P, name).default
 
 
-def formula(name: str, *, save=None, save_out: bool = False):
+def formula(
+    name: str, *, save=None, save_out: bool = False, materialize: bool = True, nondifferentiable=(), applies=None
+):
     """Decorator: register the decorated function as the derivative formula of ``name`` (a qualified op name)."""
 
     def register(fn):
-        register_formula(name, fn, save=save, save_out=save_out)
+        register_formula(
+            name,
+            fn,
+            save=save,
+            save_out=save_out,
+            materialize=materialize,
+            nondifferentiable=nondifferentiable,
+            applies=applies,
+        )
         return fn
 
     return register

@@ -6,7 +6,8 @@ and gradients computed from the saved output (no re-exponentiation).
 
 from __future__ import annotations
 
-from ._common import C, formula, unsqueeze_to
+from ...refs._nn_utils import reduction_enum
+from ._common import C, conj, formula, unsqueeze_to
 
 
 @formula("_softmax", save=(), save_out=True)
@@ -41,3 +42,67 @@ def _logsumexp(ctx, g):
 
 formula("softmax.int", save=(), save_out=True)(_softmax)
 formula("log_softmax.int", save=(), save_out=True)(_log_softmax)
+
+
+def _linear_saves(needs) -> tuple:
+    """linear reads the weight for the input's gradient and the input for the weight's."""
+    return tuple(i for i, other in ((0, 1), (1, 0)) if needs[other])
+
+
+@formula("linear", save=_linear_saves)
+def _linear(ctx, g):
+    """y = x Wᵀ + b: gx = g conj(W), gW = gᵀ conj(x) over the flattened batch, gb = g summed to b's shape."""
+    x, w, _ = ctx.args
+    need = ctx.needs_input_grad
+    vector_weight = w.ndim == 1
+    g2 = C.unsqueeze(g, -1) if vector_weight else g
+    gx = gw = None
+    if need[0]:
+        w2 = C.unsqueeze(w, 0) if vector_weight else w
+        gx = C.matmul(g2, conj(w2))
+    if need[1]:
+        out_features = g2.shape[-1]
+        gw = C.mm(C.transpose(C.reshape(g2, [-1, out_features]), 0, 1), conj(C.reshape(x, [-1, x.shape[-1]])))
+        if vector_weight:
+            gw = C.reshape(gw, [-1])
+    return (gx, gw, g if need[2] else None)
+
+
+@formula("relu", save=(), save_out=True)
+def _relu(ctx, g):
+    """``threshold_backward``: the gradient where the output is positive, 0 elsewhere."""
+    y = ctx.out
+    return (C.where(y <= 0, C.zeros_like(g), g),)
+
+
+def _cross_entropy_covered(self, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0) -> bool:
+    """Class-index targets without label smoothing and no gradient wanted for the weight."""
+    return (
+        not target.dtype.is_floating_point
+        and not label_smoothing
+        and (weight is None or not weight.requires_grad)
+        and self.ndim > 0
+        and self.dtype.is_floating_point
+    )
+
+
+@formula("cross_entropy_loss", save=(0, 1, 2), applies=_cross_entropy_covered)
+def _cross_entropy(ctx, g):
+    """nll_loss(log_softmax(x)) in one node: softmax(x) c - onehot(t) c with c = w[t] g / (Σw for the mean)."""
+    x, target, weight, reduction, ignore_index, _ = ctx.args
+    reduction = reduction_enum("cross_entropy_loss", reduction)
+    cdim = 0 if x.ndim == 1 else 1
+    probs = C.softmax(x, cdim)
+    ignore = target == ignore_index
+    safe = C.where(ignore, C.zeros_like(target), target).to(x.device)
+    w = C.ones(list(target.shape), dtype=x.dtype, device=x.device)
+    if weight is not None:
+        w = C.take(weight.to(x.dtype), safe)
+    w = C.where(ignore.to(x.device), C.zeros_like(w), w)
+    g = g.to(x.dtype)
+    coef = w * g
+    if reduction == 1:
+        coef = coef / C.sum(w)
+    coef = C.unsqueeze(coef, cdim)
+    onehot = C.scatter(C.zeros_like(x), cdim, C.unsqueeze(safe, cdim), coef)
+    return (probs * coef - onehot, None, None)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..layer import NONDIFFERENTIABLE
-from ._common import C, formula, zeros_of
+from ._common import C, P, formula, zeros_of
 
 
 @formula("prims::gather", save=(2,))
@@ -104,12 +104,50 @@ def _masked_scatter(ctx, g):
     return (C.masked_fill(g, mask, 0), None, C.reshape(flat, list(source.shape)))
 
 
-@formula("prims::scatter_reduce", save=(2,))
+@formula("prims::scatter_reduce", save_out=True)
 def _scatter_reduce(ctx, g):
+    """PyTorch's ``scatter_reduce_backward`` for sum, prod, mean, amax and amin.
+
+    amax/amin share the gradient evenly among the elements equal to the result; prod divides
+    the result by each factor, with the product of the others where a single factor is 0.
+    """
     a, dim, index, src, reduce, include_self = ctx.args
-    if reduce != "sum":
+    result = ctx.out
+    if reduce == "sum":
+        return (g if include_self else C.scatter(g, dim, index, 0), None, _into(C.gather(g, dim, index), src))
+    whole = src
+    if tuple(src.shape) != tuple(index.shape):  # only src's first index.shape elements take part
+        src = src[tuple(slice(0, n) for n in index.shape)]
+    if reduce == "mean":
+        counts = C.ones_like(g) if include_self else C.zeros_like(g)
+        counts = C.scatter_add(counts, dim, index, C.ones_like(src))
+        counts = C.where(counts == 0, C.ones_like(counts), counts)
+        grad_self, grad_src = g / counts, C.gather(g / counts, dim, index)
+    elif reduce in ("amax", "amin"):
+        value = C.gather(result, dim, index)
+        self_hit = (a == result).to(g.dtype)
+        if not include_self:
+            self_hit = C.scatter(self_hit, dim, index, 0)
+        src_hit = (src == value).to(g.dtype)
+        shared = g / C.scatter_add(self_hit, dim, index, src_hit)
+        grad_self, grad_src = self_hit * shared, src_hit * C.gather(shared, dim, index)
+    elif reduce == "prod":
+        self_nonzero = C.where(a == 0, C.ones_like(a), a)
+        grad_self = g * P.scatter_reduce(self_nonzero, dim, index, src, "prod", include_self) / self_nonzero
+        src_zero = src == 0
+        zeros_per_slot = C.gather(C.scatter_add(C.zeros_like(a), dim, index, src_zero.to(a.dtype)), dim, index)
+        single_zero = C.logical_and(src_zero, zeros_per_slot == 1)
+        others = P.scatter_reduce(a, dim, index, C.where(single_zero, C.ones_like(src), src), "prod", include_self)
+        grad_src = C.where(
+            single_zero,
+            C.gather(g * others, dim, index),
+            C.gather(g * result, dim, index) / C.where(src_zero, C.ones_like(src), src),
+        )
+    else:
         raise NotImplementedError(f"the derivative for 'scatter_reduce' with reduce={reduce!r} is not implemented.")
-    return (g if include_self else C.scatter(g, dim, index, 0), None, _into(C.gather(g, dim, index), src))
+    if not include_self:
+        grad_self = C.scatter(grad_self, dim, index, 0)
+    return (grad_self, None, _into(grad_src, whole))
 
 
 def _values_indices(dim_of, reduced: bool):

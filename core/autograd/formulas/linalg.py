@@ -38,13 +38,16 @@ def _det(ctx, g):
     return (scale * _h(C.linalg_inv(a)),)
 
 
-@formula("prims::slogdet", save=(0,))
+@formula("prims::slogdet", save=(0,), save_out=True)
 def _slogdet(ctx, grads):
+    """g A^-H with g = g_logabsdet (real) or g_logabsdet + i Im(g_sign conj(sign)) (complex)."""
     a = ctx.args[0]
-    g_logabs = grads[1]
+    g_sign, g_logabs = grads
+    g = g_logabs
     if a.dtype.is_complex:
-        raise NotImplementedError("the derivative for 'slogdet' of complex inputs is not implemented.")
-    return (C.unsqueeze(C.unsqueeze(g_logabs, -1), -1) * _h(C.linalg_inv(a)),)
+        sign = ctx.outputs[0]
+        g = g_logabs.to(a.dtype) + 1j * C.imag(g_sign * conj(sign))
+    return (C.unsqueeze(C.unsqueeze(g, -1), -1) * _h(C.linalg_inv(a)),)
 
 
 @formula("prims::solve", save=(0,), save_out=True)

@@ -121,3 +121,22 @@ def _adaptive_avg_pool(ctx, g):
         ends = [-((-(i + 1) * n_in) // n_out) for i in range(n_out)]
         matrices.append(_window_matrix(n_in, n_out, starts, ends, [e - s for s, e in zip(starts, ends)]))
     return (_apply_separable(g, matrices, x),)
+
+
+@formula("embedding", save=(1,))
+def _embedding(ctx, g):
+    """``embedding_backward``: the output rows summed into their weight rows; ``padding_idx``'s row gets none.
+
+    With ``scale_grad_by_freq`` each row's gradient is divided by how often its index occurs;
+    ``sparse`` gives the same gradient, dense (there is no sparse layout).
+    """
+    weight, indices, padding_idx, scale_grad_by_freq, _ = ctx.args
+    num, dim = weight.shape
+    flat = C.reshape(indices, [-1]).to(weight.device)
+    rows = C.reshape(g, [-1, dim])
+    if padding_idx >= 0:
+        rows = C.where(C.unsqueeze(flat == padding_idx, -1), C.zeros_like(rows), rows)
+    if scale_grad_by_freq:
+        counts = C.index_select(C.bincount(flat, minlength=num), 0, flat)
+        rows = rows / C.unsqueeze(counts, -1).to(rows.dtype)
+    return (C.index_add(C.zeros([num, dim], dtype=rows.dtype, device=rows.device), 0, flat, rows), None)

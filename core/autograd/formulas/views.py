@@ -57,10 +57,25 @@ for _name in ("slice", "slice_in_dim", "diagonal", "unfold"):
     _scatter_back(_name)
 
 
+def _dense(shape, stride) -> bool:
+    """Whether ``shape``/``stride`` lay the elements out contiguously (size-1 dims' strides ignored)."""
+    expected = 1
+    for n, st in zip(reversed(list(shape)), reversed(list(stride))):
+        if n != 1 and st != expected:
+            return False
+        expected *= n
+    return True
+
+
 @formula("prims::as_strided", save=())
 def _as_strided(ctx, g):
     a, size, stride, offset = ctx.args
     a_offset, a_stride = a.storage_offset(), a.stride()
+    numel = 1
+    for n in size:
+        numel *= n
+    if offset == a_offset and numel == a.numel() and _dense(a.shape, a_stride) and _dense(size, stride):
+        return (C.reshape(g, list(a.shape)), None)  # the same elements in the same order: a reshape
     span = max(
         [offset + sum((s - 1) * st for s, st in zip(size, stride)) + 1 if 0 not in size else 0]
         + [a_offset + sum((s - 1) * st for s, st in zip(a.shape, a_stride)) + 1 if a.numel() else 0]
