@@ -253,6 +253,8 @@ PROPERTIES = {
     "H": "Tensor",
     "mT": "Tensor",
     "mH": "Tensor",
+    "real": "Tensor",
+    "imag": "Tensor",
     "itemsize": "_int",
     "nbytes": "_int",
 }
@@ -273,6 +275,8 @@ def tensor_stub() -> str:
                     "_bool" if name.startswith("is_") else _annotation(inspect.signature(static.fget).return_annotation)
                 )
                 body.append(f"    @property\n    def {name}(self) -> {kind}: ...")
+                if static.fset is not None:
+                    body.append(f"    @{name}.setter\n    def {name}(self, value: Tensor | Number) -> None: ...")
             continue
         if (
             not callable(static)

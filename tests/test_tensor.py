@@ -165,3 +165,18 @@ def test_status_lists_cpu_and_meta():
     assert rows["cpu"].available and rows["cpu"].devices == 1 and rows["cpu"].plugin == "opweave_cpu"
     assert rows["meta"].available and rows["meta"].plugin == "core"
     assert "cpu" in str(opweave.backends.status())
+
+
+def test_real_and_imag_are_settable_view_properties_as_in_pytorch():
+    z = np.array([1 + 2j, -3.5 - 0.25j], np.complex64)
+    t = opweave.tensor(z)
+    assert t.real.tolist() == z.real.tolist() and t.imag.tolist() == z.imag.tolist()
+    t.real = opweave.tensor([5.0, 6.0])
+    t.imag = 0.5
+    assert t.tolist() == [5 + 0.5j, 6 + 0.5j]
+    t.real[0] = -1.0  # a view: writing through it writes the tensor
+    assert t.tolist()[0] == -1 + 0.5j
+    r = opweave.tensor([1.0, 2.0])
+    assert r.real.data_ptr() == r.data_ptr()
+    with pytest.raises(RuntimeError, match="imag"):
+        _ = r.imag

@@ -14,5 +14,7 @@ for _info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
         importlib.import_module(f"{__name__}.{_info.name}")
 
 from ._varargs import mark as _mark_varargs  # noqa: E402
+from .views import install_properties as _install_properties  # noqa: E402
 
 _mark_varargs()
+_install_properties()

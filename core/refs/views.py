@@ -9,6 +9,7 @@ tensors conjugate into a new tensor: opweave has no lazy conjugate bit.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from .. import _dtype
 from .._ops import OpOverload, define, prims
@@ -646,17 +647,21 @@ VIEWS = [
     ("numpy_T(Tensor(a) self) -> Tensor(a)", numpy_T, VIEW),
 ]
 
-# Tensor properties (torch's ``t.T``, ``t.mT``, ``t.H``, ``t.mH``), set unless the Tensor class already has them.
-PROPERTIES = {"T": "numpy_T", "mT": "mT", "H": "matrix_H", "mH": "mH"}
+# Tensor properties (torch's ``t.T``, ``t.mT``, ``t.H``, ``t.mH``, ``t.real``, ``t.imag``), set unless the
+# Tensor class already has them. ``real`` and ``imag`` are settable: ``t.real = v`` writes ``v`` into the view.
+PROPERTIES = {"T": "numpy_T", "mT": "mT", "H": "matrix_H", "mH": "mH", "real": "real", "imag": "imag"}
+SETTABLE = frozenset({"real", "imag"})
 
 
-def _install_properties():
+def install_properties() -> None:
+    """Attach :data:`PROPERTIES` to Tensor (called once every op they name is defined)."""
     from .._ops import canonical
 
     for attr, name in PROPERTIES.items():
-        if attr not in Tensor.__dict__:
+        if not isinstance(Tensor.__dict__.get(attr), property):
             op = getattr(canonical, name).default
-            setattr(Tensor, attr, property(_view_property(op), doc=op.__doc__))
+            setter = _view_setter(op) if attr in SETTABLE else None
+            setattr(Tensor, attr, property(_view_property(op), setter, doc=op.__doc__))
 
 
 def _view_property(op: OpOverload) -> Callable[[Tensor], Tensor]:
@@ -666,12 +671,18 @@ def _view_property(op: OpOverload) -> Callable[[Tensor], Tensor]:
     return view
 
 
+def _view_setter(op: OpOverload) -> Callable[[Tensor, Any], None]:
+    def assign(self: Tensor, value: Any) -> None:
+        op(self).copy_(value)
+
+    return assign
+
+
 def _define():
     for schema, fn, tags in VIEWS:
         define(schema, fn, tags=tags)
     for schema, fn in INPLACE_VIEWS:
         define(schema, _inplace_view(fn, schema.split("(")[0]), tags=("inplace_view",))
-    _install_properties()
 
 
 _define()
