@@ -20,6 +20,7 @@ import scipy.special as sp
 from opweave import ops
 from opweave.backends.kernel import Decline
 
+from . import _onednn_path as dnnl
 from ._common import native, wrap
 
 _FAST = frozenset({opweave.float32, opweave.float64})
@@ -37,6 +38,10 @@ def _softmax_kernel(packet_name: str, log: bool, internal: bool):
         if not -self.ndim <= dim < self.ndim:
             raise Decline("not a float32/float64 softmax along a valid dim")
         x = native(self)
+        if dnnl.supports(x.dtype, x.size):
+            y = dnnl.softmax(x, dim % x.ndim, log)
+            if y is not None:
+                return wrap(y, self.dtype)
         with np.errstate(all="ignore"):
             shifted = x - np.max(x, axis=dim, keepdims=True)
             if log:
@@ -69,6 +74,13 @@ def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn
     if not fast:
         raise Decline("not a float32/float64 layer_norm over the last dims")
     x = native(input)
+    if dnnl.supports(x.dtype, x.size):
+        width = math.prod(x.shape[input.ndim - k :])
+        w = None if weight is None else native(weight)
+        b = None if bias is None else native(bias)
+        y = dnnl.layer_norm(x, width, eps, w, b)
+        if y is not None:
+            return wrap(y, dtype)
     axes = tuple(range(input.ndim - k, input.ndim))
     with np.errstate(all="ignore"):
         centered = x - np.mean(x, axis=axes, keepdims=True)
@@ -95,6 +107,11 @@ def _gelu(self, approximate="none"):
     if dtype not in _FAST or approximate not in ("none", "tanh"):
         raise Decline("not float32/float64 with approximate 'none' or 'tanh'")
     x = native(self)
+    if dnnl.supports(x.dtype, x.size):
+        algorithm = dnnl.gelu_algorithm(approximate == "tanh")
+        y = dnnl.eltwise(algorithm, x)
+        if y is not None:
+            return wrap(y, dtype)
     scalar = np.dtype(dtype.numpy).type
     with np.errstate(all="ignore"):
         if approximate == "none":
