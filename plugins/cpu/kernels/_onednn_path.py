@@ -136,6 +136,34 @@ def gelu_algorithm(tanh: bool) -> int:
     return d.ELTWISE_GELU_TANH if tanh else d.ELTWISE_GELU_ERF
 
 
+def exp_algorithm() -> int:
+    """The eltwise algorithm of exp."""
+    return _binding().ELTWISE_EXP
+
+
+@cached
+def matmul_primitive(a_shape, a_strides, b_shape, b_strides, c_shape, c_strides, dtype):
+    """A (batched) matmul primitive over strided operands and result."""
+    d = _binding()
+    a, b = d.memory_desc(a_shape, dtype, a_strides), d.memory_desc(b_shape, dtype, b_strides)
+    c = d.memory_desc(c_shape, dtype, c_strides)
+    return d.Primitive(d.matmul_desc(a, b, None, c, d.attributes()), {d.ARG_SRC: a, d.ARG_WEIGHTS: b, d.ARG_DST: c})
+
+
+def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None):
+    """``a @ b`` of same-rank float32 arrays (2-d, or 3-d with one batch size) into a new array or ``out``; or None.
+
+    ``out`` may be any strided view (a block of a larger result)."""
+    shape = a.shape[:-1] + b.shape[-1:]
+    c = np.empty(shape, a.dtype) if out is None else out
+    p = matmul_primitive(a.shape, strides_of(a), b.shape, strides_of(b), shape, strides_of(c), a.dtype.str)
+    if p is None:
+        return None
+    d = _binding()
+    p.run({d.ARG_SRC: a, d.ARG_WEIGHTS: b, d.ARG_DST: c})
+    return c
+
+
 @cached
 def softmax_primitive(log: bool, shape: tuple, dtype: str, axis: int):
     """A softmax or log-softmax primitive over a C-contiguous array."""
