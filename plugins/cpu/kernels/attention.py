@@ -135,7 +135,7 @@ def _query_block_onednn(q, kt, v, causal, i0, i1, out) -> bool:
         return False
     if causal and kt.shape[-1] - 1 > i0:
         np.copyto(s, -np.inf, where=np.arange(kt.shape[-1])[None, :] > np.arange(i0, i1)[:, None])
-    if dnnl.softmax(s, 2, False, out=s) is None:
+    if dnnl.softmax(s, 2, False, out=s) is None or np.isnan(s.sum()):  # NaN scores: the NumPy block's rules
         return False
     return dnnl.matmul(s, v, out=out) is not None
 

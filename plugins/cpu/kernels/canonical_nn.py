@@ -5,6 +5,9 @@ op's usual arguments — with a few NumPy calls that reuse their buffers, and de
 every other call (16-bit floats, weights, label smoothing, invalid arguments) with
 ``raise Decline``: the dispatcher then runs the op's reference decomposition, so errors
 and edge cases are the decomposition's.
+float32 calls of at least ``MIN_ELEMENTS`` run oneDNN primitives (``_onednn_path``) unless
+``OPWEAVE_CPU_KERNELS=numpy``; where oneDNN's result holds a NaN (a NaN input, or erf-gelu at +inf)
+the NumPy formula recomputes the call, so special values follow PyTorch.
 Results agree with the decomposition to rounding (``tests/refs/test_nn_cpu_direct.py``);
 layer_norm's variance is accumulated in the input's dtype (two-pass) where the
 decomposition's ``var`` prim accumulates in float64.
@@ -40,7 +43,7 @@ def _softmax_kernel(packet_name: str, log: bool, internal: bool):
         x = native(self)
         if dnnl.supports(x.dtype, x.size):
             y = dnnl.softmax(x, dim % x.ndim, log)
-            if y is not None:
+            if y is not None and not np.isnan(y.sum()):  # a NaN row: NumPy's (all-NaN) rows, as PyTorch
                 return wrap(y, self.dtype)
         with np.errstate(all="ignore"):
             shifted = x - np.max(x, axis=dim, keepdims=True)
@@ -110,7 +113,7 @@ def _gelu(self, approximate="none"):
     if dnnl.supports(x.dtype, x.size):
         algorithm = dnnl.gelu_algorithm(approximate == "tanh")
         y = dnnl.eltwise(algorithm, x)
-        if y is not None:
+        if y is not None and not np.isnan(y.sum()):  # oneDNN's erf gelu gives NaN at +inf: NumPy then
             return wrap(y, dtype)
     scalar = np.dtype(dtype.numpy).type
     with np.errstate(all="ignore"):
