@@ -29,6 +29,9 @@ def doctor(args) -> int:
         try:
             checked = _smoke(opweave, row.name)
             print(f"  {row.name}: {checked}")
+            paths = getattr(getattr(opweave, row.name, None), "kernel_paths", None)
+            if callable(paths):  # a device module may say which kernel paths run (the cpu's: oneDNN or NumPy)
+                print(f"  {row.name} kernels: {paths()}")
         except Exception as exc:  # report, keep checking the other devices
             failures += 1
             print(f"  {row.name}: FAILED (plugin {row.plugin}): {type(exc).__name__}: {exc}")

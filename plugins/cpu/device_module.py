@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ._backend import BACKEND
 
-__all__ = ["current_device", "device_count", "is_available", "synchronize"]
+__all__ = ["current_device", "device_count", "is_available", "kernel_paths", "synchronize"]
 
 
 def is_available() -> bool:
@@ -25,3 +25,13 @@ def current_device() -> str:
 def synchronize(device=None) -> None:
     """Wait for queued CPU work (CPU kernels run synchronously: nothing to wait for)."""
     BACKEND.synchronize(device)
+
+
+def kernel_paths() -> str:
+    """Which CPU kernel paths run: oneDNN's float primitives (and for what) or NumPy only, and why.
+
+    ``$OPWEAVE_CPU_KERNELS=numpy`` selects the pure NumPy kernels; ``opweave doctor`` prints this line.
+    """
+    from .kernels._onednn_path import describe
+
+    return describe()

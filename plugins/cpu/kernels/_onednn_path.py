@@ -76,7 +76,7 @@ def describe() -> str:
         lib = _binding().library()
         return (
             f"oneDNN {'.'.join(map(str, lib.version))} ({lib.isa_name}) for float32 convolution, softmax, "
-            f"log_softmax, layer_norm, gelu and large elementwise activations; NumPy elsewhere{note}"
+            f"log_softmax, layer_norm, gelu and attention's block matmuls/softmax; NumPy elsewhere{note}"
         )
     return f"NumPy only ({_reason}){note}"
 
