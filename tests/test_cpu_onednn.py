@@ -174,6 +174,67 @@ def test_conv2d(n, groups, cin, cout, hw, k, stride, padding, dilation, bias, se
     _close(got.numpy(), _conv2d64(x, w, b, stride, padding, dilation, groups), rtol=1e-4, atol=1e-4)
 
 
+def _conv_transpose2d64(x, w, b, stride, padding, output_padding, groups, dilation):
+    """Grouped 2-d transposed convolution in float64: each input element scatters ``x * w`` into the output."""
+    n, c, h, wd = x.shape
+    cg, og, kh, kw = w.shape[0] // groups, w.shape[1], w.shape[2], w.shape[3]
+    full_h = (h - 1) * stride[0] + dilation[0] * (kh - 1) + 1 + output_padding[0]
+    full_w = (wd - 1) * stride[1] + dilation[1] * (kw - 1) + 1 + output_padding[1]
+    full = np.zeros((n, og * groups, full_h, full_w))
+    for g in range(groups):
+        xs = x[:, g * cg : (g + 1) * cg].astype(np.float64)
+        for i in range(kh):
+            for j in range(kw):
+                part = np.einsum("nchw,co->nohw", xs, w[g * cg : (g + 1) * cg, :, i, j])
+                rows = slice(i * dilation[0], i * dilation[0] + stride[0] * (h - 1) + 1, stride[0])
+                cols = slice(j * dilation[1], j * dilation[1] + stride[1] * (wd - 1) + 1, stride[1])
+                full[:, g * og : (g + 1) * og, rows, cols] += part
+    oh, ow_ = full_h - 2 * padding[0], full_w - 2 * padding[1]
+    out = full[:, :, padding[0] : padding[0] + oh, padding[1] : padding[1] + ow_]
+    return out + (0 if b is None else b.reshape(1, -1, 1, 1))
+
+
+@needs_onednn
+@settings(max_examples=15, deadline=None)
+@given(
+    groups=st.sampled_from([1, 2]),
+    cin=st.integers(1, 3),
+    cout=st.integers(1, 3),
+    hw=st.tuples(st.integers(1, 6), st.integers(1, 6)),
+    k=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+    stride=st.tuples(st.integers(1, 3), st.integers(1, 2)),
+    padding=st.tuples(st.integers(0, 1), st.integers(0, 2)),
+    dilation=st.tuples(st.integers(1, 2), st.integers(1, 2)),
+    extra=st.tuples(st.integers(0, 2), st.integers(0, 2)),
+    bias=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_conv_transpose2d(groups, cin, cout, hw, k, stride, padding, dilation, extra, bias, seed):
+    output_padding = tuple(min(e, max(s, d) - 1) for e, s, d in zip(extra, stride, dilation))
+    sizes = [
+        (s - 1) * st_ - 2 * p + d * (kk - 1) + op + 1
+        for s, st_, p, d, kk, op in zip(hw, stride, padding, dilation, k, output_padding)
+    ]
+    if min(sizes) <= 0:
+        return  # no output: the op raises, tested elsewhere
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((2, cin * groups) + hw).astype(np.float32)
+    w = rng.standard_normal((cin * groups, cout) + k).astype(np.float32)
+    b = rng.standard_normal(cout * groups).astype(np.float32) if bias else None
+    got = F.conv_transpose2d(
+        ow.tensor(x),
+        ow.tensor(w),
+        None if b is None else ow.tensor(b),
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
+    )
+    want = _conv_transpose2d64(x, w, b, stride, padding, output_padding, groups, dilation)
+    _close(got.numpy(), want, rtol=1e-4, atol=1e-4)
+
+
 def test_conv2d_of_a_transposed_input():
     rng = np.random.default_rng(3)
     x = rng.standard_normal((1, 2, 6, 5)).astype(np.float32)

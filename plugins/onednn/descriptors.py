@@ -121,8 +121,12 @@ def matmul_desc(src, weights, bias, dst, attr):
     return L.ffi.gc(pd[0], L.lib.dnnl_primitive_desc_destroy)
 
 
-def convolution_desc(src, weights, bias, dst, strides, dilates, padding_l, padding_r, attr):
-    """A forward-inference direct convolution primitive descriptor (``dilates`` 0-based, as oneDNN counts)."""
+def convolution_desc(
+    src, weights, bias, dst, strides, dilates, padding_l, padding_r, attr, prop_kind: int = FORWARD_INFERENCE
+):
+    """A forward direct convolution primitive descriptor (``dilates`` 0-based, as oneDNN counts).
+
+    ``prop_kind`` is ``FORWARD_INFERENCE``, or ``FORWARD_TRAINING`` for the hint of a backward primitive."""
     L = library()
     pd = _pd_out(L)
     bias = bias if bias is not None else L.ffi.NULL
@@ -134,7 +138,7 @@ def convolution_desc(src, weights, bias, dst, strides, dilates, padding_l, paddi
         L.lib.dnnl_convolution_forward_primitive_desc_create(
             pd,
             L.engine,
-            FORWARD_INFERENCE,
+            prop_kind,
             CONVOLUTION_DIRECT,
             src,
             weights,

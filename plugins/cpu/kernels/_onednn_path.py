@@ -268,6 +268,88 @@ class _Convolution:
         return y
 
 
+class _TransposedConvolution(_Convolution):
+    """A transposed convolution: oneDNN's backward-data of the forward convolution from output to input."""
+
+    def __init__(self, x_shape, w_shape, y_shape, dtype, strides, dilates, padding_l, padding_r, bias: bool):
+        d = _binding()
+        self.x_md, self.w_md, self.y_md = (d.memory_desc(s, dtype) for s in (x_shape, w_shape, y_shape))
+        any_x, any_w, any_y = (d.memory_desc_any(s, dtype) for s in (x_shape, w_shape, y_shape))
+        geometry = (strides, dilates, padding_l, padding_r)
+        hint = d.convolution_desc(any_y, any_w, None, any_x, *geometry, d.attributes(), d.FORWARD_TRAINING)
+        pd = d.convolution_backward_data_desc(any_y, any_w, any_x, *geometry, hint, d.attributes())
+        self.qx, self.qw, self.qy = (
+            d.query_md(pd, q) for q in (d.QUERY_DIFF_DST_MD, d.QUERY_WEIGHTS_MD, d.QUERY_DIFF_SRC_MD)
+        )
+        self.conv = d.Primitive(pd, {d.ARG_DIFF_DST: self.qx, d.ARG_WEIGHTS: self.qw, d.ARG_DIFF_SRC: self.qy})
+        self.to_x = self._reorder(self.x_md, self.qx)
+        self.to_w = self._reorder(self.w_md, self.qw)
+        self.from_y = self._reorder(self.qy, self.y_md)
+        self.sizes = tuple(d.desc_size(m) for m in (self.qx, self.qw, self.qy))
+        self.y_shape = y_shape
+        self.bias = bias
+
+    def __call__(self, x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
+        d = _binding()
+        y = np.empty(self.y_shape, x.dtype)
+        bx = self._into(self.to_x, x, self.sizes[0])
+        bw = self._into(self.to_w, w, self.sizes[1])
+        by = y if self.from_y is None else d.aligned_empty(self.sizes[2])
+        self.conv.run({d.ARG_DIFF_DST: bx, d.ARG_WEIGHTS: bw, d.ARG_DIFF_SRC: by})
+        if self.from_y is not None:
+            self.from_y.run({d.ARG_SRC: by, d.ARG_DST: y})
+        if b is not None:
+            y += b.reshape((-1,) + (1,) * (y.ndim - 2))
+        return y
+
+
+@cached
+def transposed_convolution_primitive(x_shape, w_shape, y_shape, dtype, strides, dilates, padding_l, padding_r):
+    """A cached :class:`_TransposedConvolution` (C-contiguous input, weight and output)."""
+    return _TransposedConvolution(x_shape, w_shape, y_shape, dtype, strides, dilates, padding_l, padding_r, False)
+
+
+def transposed_convolution(x, w, b, stride, padding, dilation, output_padding, groups: int):
+    """PyTorch's grouped N-d (1-3) transposed convolution of float32 arrays; None if oneDNN can't.
+
+    ``w`` is (C_in, C_out / groups, *K), the output (N, C_out, *O) with
+    ``O = (S - 1) stride - 2 padding + dilation (K - 1) + output_padding + 1``.
+    """
+    n, c_in = x.shape[:2]
+    ks = w.shape[2:]
+    c_out = w.shape[1] * groups
+    sizes = tuple(
+        (s - 1) * st - 2 * p + dl * (k - 1) + op + 1
+        for s, st, p, dl, k, op in zip(x.shape[2:], stride, padding, dilation, ks, output_padding)
+    )
+    if any(s <= 0 for s in sizes) or 0 in x.shape or 0 in w.shape:
+        return None
+    # oneDNN's weights of the forward convolution (output -> input): (G, C_in / G, C_out / G, *K)
+    w_shape = w.shape if groups == 1 else (groups, c_in // groups, c_out // groups, *ks)
+    # the forward convolution's right padding that makes its output exactly the input's size
+    right = tuple(
+        (s - 1) * st + dl * (k - 1) + 1 - o - p
+        for s, st, dl, k, o, p in zip(x.shape[2:], stride, dilation, ks, sizes, padding)
+    )
+    conv = transposed_convolution_primitive(
+        tuple(x.shape),
+        tuple(w_shape),
+        (n, c_out, *sizes),
+        x.dtype.str,
+        tuple(stride),
+        tuple(dl - 1 for dl in dilation),
+        tuple(padding),
+        right,
+    )
+    if conv is None:
+        return None
+    return conv(
+        np.ascontiguousarray(x),
+        np.ascontiguousarray(w).reshape(w_shape),
+        None if b is None else np.ascontiguousarray(b),
+    )
+
+
 @cached
 def convolution_primitive(x_shape, w_shape, y_shape, dtype, strides, dilates, padding_l, padding_r, bias):
     """A cached :class:`_Convolution` (C-contiguous input, weight and output)."""

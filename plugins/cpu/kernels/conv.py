@@ -68,9 +68,13 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     d = input.ndim - 2
     stride, padding, dilation, output_padding = (_per_dim(v, d) for v in (stride, padding, dilation, output_padding))
     cdt = _compute_dtype(input.dtype)
-    if not transposed and 1 <= d <= 3 and dnnl.supports(np.dtype(input.dtype.numpy)):
+    if 1 <= d <= 3 and dnnl.supports(np.dtype(input.dtype.numpy)):
         b = None if bias is None else native(bias)
-        y = dnnl.convolution(native(input), native(weight), b, stride, padding, dilation, groups)
+        x, w = native(input), native(weight)
+        if transposed:
+            y = dnnl.transposed_convolution(x, w, b, stride, padding, dilation, output_padding, groups)
+        else:
+            y = dnnl.convolution(x, w, b, stride, padding, dilation, groups)
         if y is not None:
             return wrap(y, input.dtype)
     x, w = native(input).astype(cdt), native(weight).astype(cdt)
