@@ -337,6 +337,21 @@ def test_blocked_attention_with_gqa_nan_and_empty():
     assert tuple(no_keys.shape) == (2, 4, 7, 2)
 
 
+@pytest.mark.parametrize("blocks", [(3, 4, 24), (128, 1024, 1 << 21)])
+@pytest.mark.parametrize("special", [np.nan, np.inf, -np.inf])
+def test_attention_special_scores(blocks, special, monkeypatch):
+    for name, value in zip(("QUERY_BLOCK", "KEY_BLOCK", "SCORE_BLOCK"), blocks):
+        monkeypatch.setattr(attention, name, value)
+    rng = np.random.default_rng(7)
+    q, k = rng.standard_normal((2, 3, 9, 4)).astype(np.float32), rng.standard_normal((2, 3, 10, 4)).astype(np.float32)
+    v = rng.standard_normal((2, 3, 10, 3)).astype(np.float32)
+    q[1, 2, 4, 1] = special
+    k[0, 1, 6, 0] = special
+    for causal in (False, True):
+        got = F.scaled_dot_product_attention(ow.tensor(q), ow.tensor(k), ow.tensor(v), is_causal=causal).numpy()
+        _close(got, _sdpa64(q, k, v, causal=causal), rtol=1e-5, atol=1e-5)
+
+
 def test_attention_errors_are_the_decomposition_s():
     q = ow.tensor(np.zeros((2, 3, 4), np.float32))
     with pytest.raises(ValueError, match="scaled_dot_product_attention"):

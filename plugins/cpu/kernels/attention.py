@@ -32,15 +32,17 @@ SCORE_BLOCK = 1 << 21
 _FAST = frozenset({opweave.float32, opweave.float64})
 
 
-def _exp_inplace(s: np.ndarray) -> None:
-    """``s = exp(s)``: a oneDNN eltwise (both cores) for large float32 blocks, else NumPy."""
-    if (
-        dnnl.supports(s.dtype, s.size)
-        and s.flags.c_contiguous
-        and dnnl.eltwise(dnnl.exp_algorithm(), s, out=s) is not None
-    ):
-        return
+def _exp_inplace(s: np.ndarray, fast: bool) -> bool:
+    """``s = exp(s)``; with ``fast``, a oneDNN eltwise (both cores) for large float32 blocks. Whether oneDNN ran.
+
+    oneDNN's exp gives +inf at NaN (and flushes results below float32's normal range to zero, harmless
+    next to a row maximum's exp(0) = 1), so a caller that used it checks its row sums for non-finite values.
+    """
+    if fast and dnnl.supports(s.dtype, s.size) and s.flags.c_contiguous:
+        if dnnl.eltwise(dnnl.exp_algorithm(), s, out=s) is not None:
+            return True
     np.exp(s, out=s)
+    return False
 
 
 def _check(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa):
@@ -120,7 +122,9 @@ def scaled_dot_product_attention(
                 i1 = min(i0 + QUERY_BLOCK, length)
                 if one_pass and _query_block_onednn(hq, hkt, hv, is_causal, i0, i1, out[h, i0:i1]):
                     continue
-                _query_block(hq, hkt, hv, hmask, is_causal, i0, i1, out[h, i0:i1], typ)
+                block = (hq, hkt, hv, hmask, is_causal, i0, i1, out[h, i0:i1], typ)
+                if not _query_block(*block, fast=True):  # a NaN met oneDNN's exp: again with NumPy's
+                    _query_block(*block, fast=False)
     return wrap(out.reshape(batch + (length, ev)), dtype)
 
 
@@ -140,8 +144,11 @@ def _query_block_onednn(q, kt, v, causal, i0, i1, out) -> bool:
     return dnnl.matmul(s, v, out=out) is not None
 
 
-def _query_block(q, kt, v, mask, causal, i0, i1, out, typ) -> None:
-    """Attention of query rows ``i0:i1`` into ``out`` (N, i1 - i0, Ev), visiting key blocks with an online softmax."""
+def _query_block(q, kt, v, mask, causal, i0, i1, out, typ, fast: bool) -> bool:
+    """Attention of query rows ``i0:i1`` into ``out`` (N, i1 - i0, Ev), visiting key blocks with an online softmax.
+
+    False when oneDNN's exp (``fast``) met a NaN score: ``out`` is then incomplete and the caller runs
+    the block again without ``fast``."""
     source = kt.shape[-1]
     qb = q[:, i0:i1]
     rows = np.arange(i0, i1)[:, None]
@@ -164,8 +171,10 @@ def _query_block(q, kt, v, mask, causal, i0, i1, out, typ) -> None:
             np.maximum(peak, m, out=peak)
         shift = np.where(np.isneginf(peak), typ(0), peak)
         np.subtract(s, shift, out=s)
-        _exp_inplace(s)
+        used_onednn = _exp_inplace(s, fast)
         part = s.sum(axis=-1, keepdims=True)
+        if used_onednn and not np.isfinite(part).all():
+            return False
         if m is None:
             np.matmul(s, v[:, j0:j1], out=out)
             total = part
@@ -176,6 +185,7 @@ def _query_block(q, kt, v, mask, causal, i0, i1, out, typ) -> None:
             out += np.matmul(s, v[:, j0:j1])
         m = peak
     np.divide(out, np.where(total == 0, typ(1), total), out=out)
+    return True
 
 
 KERNELS = {"scaled_dot_product_attention": scaled_dot_product_attention}
