@@ -392,3 +392,23 @@ def test_primitives_are_cached_per_shape():
     assert info.currsize == 1 and info.hits == 2
     F.gelu(x.reshape(3, 4))
     assert path.eltwise_primitive.cache_info().currsize == 2
+
+
+@needs_onednn
+@settings(max_examples=10, deadline=None)
+@given(shape=st.sampled_from([(3, 5), (2, 64, 33), (0, 4)]), seed=st.integers(0, 2**16))
+def test_bfloat16_results_are_within_a_bfloat16_ulp(shape, seed):
+    t = ow.tensor(np.random.default_rng(seed).standard_normal(shape).astype(np.float32) * 3).to(ow.bfloat16)
+    x = t.float().numpy().astype(np.float64)
+    soft, _ = _softmax64(x, -1)
+    normed = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5) if x.size else x
+    cases = [
+        (F.gelu(t), 0.5 * x * (1 + sp.erf(x / math.sqrt(2)))),
+        (F.softmax(t, -1), soft),
+        (F.layer_norm(t, [shape[-1]]), normed),
+    ]
+    for got, want in cases:
+        assert got.dtype is ow.bfloat16
+        # float32 math rounded to bfloat16 (8 significant bits); oneDNN's softmax may round once more inside:
+        # within one ulp, 2**-7 relative
+        _close(got.float().numpy(), want, rtol=2**-7, atol=1e-5)

@@ -93,6 +93,7 @@ __all__ = [
     "USE_SHIFT",
     "Unavailable",
     "availability",
+    "isa_has_bf16",
     "isa_has_int8_dot",
     "library",
     "library_candidates",
@@ -246,6 +247,11 @@ ISA_NAMES = {
     0x1FEF: "avx512_core_amx_fp16",
 }
 _VNNI_BITS = (0x67, 0x407)  # avx512_core_vnni, avx2_vnni: an ISA containing either bit set has int8 dot products
+
+
+def isa_has_bf16(isa: int) -> bool:
+    """Whether an effective ISA value includes AVX512-BF16 (or AMX): bfloat16 primitives run natively."""
+    return isa & 0xE7 == 0xE7
 
 
 def isa_has_int8_dot(isa: int) -> bool:

@@ -16,12 +16,14 @@ from __future__ import annotations
 import functools
 import os
 
+import ml_dtypes
 import numpy as np
 
 ENV = "OPWEAVE_CPU_KERNELS"
 PATHS = ("auto", "onednn", "numpy")
 
 _FLOAT32 = np.dtype(np.float32)
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 #: below this many elements a NumPy call is cheaper than binding a primitive's buffers
 MIN_ELEMENTS = 16384
 
@@ -82,8 +84,13 @@ def describe() -> str:
 
 
 def supports(dtype: np.dtype, size: int = MIN_ELEMENTS) -> bool:
-    """Whether the oneDNN path takes ``size`` elements of this NumPy dtype (float32, at least MIN_ELEMENTS)."""
-    return dtype == _FLOAT32 and size >= MIN_ELEMENTS and active()
+    """Whether the oneDNN path takes ``size`` elements of this NumPy dtype.
+
+    float32, and bfloat16 where the CPU has AVX512-BF16 (oneDNN computes it in float32 and rounds once),
+    at least ``MIN_ELEMENTS`` of them."""
+    if size < MIN_ELEMENTS or not active():
+        return False
+    return dtype == _FLOAT32 or (dtype == _BFLOAT16 and _binding().isa_has_bf16(_binding().library().isa))
 
 
 def cached(build):
@@ -121,7 +128,7 @@ def eltwise_primitive(algorithm: int, shape: tuple, dtype: str, alpha: float, be
 def eltwise(algorithm: int, x: np.ndarray, alpha: float = 0.0, beta: float = 0.0, out: np.ndarray | None = None):
     """``algorithm`` applied to ``x`` (float32) into a new C-contiguous array (or ``out``); None if oneDNN can't."""
     x = np.ascontiguousarray(x)
-    p = eltwise_primitive(algorithm, x.shape, x.dtype.str, float(alpha), float(beta))
+    p = eltwise_primitive(algorithm, x.shape, x.dtype, float(alpha), float(beta))
     if p is None:
         return None
     y = np.empty_like(x) if out is None else out
@@ -156,7 +163,7 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None):
     ``out`` may be any strided view (a block of a larger result)."""
     shape = a.shape[:-1] + b.shape[-1:]
     c = np.empty(shape, a.dtype) if out is None else out
-    p = matmul_primitive(a.shape, strides_of(a), b.shape, strides_of(b), shape, strides_of(c), a.dtype.str)
+    p = matmul_primitive(a.shape, strides_of(a), b.shape, strides_of(b), shape, strides_of(c), a.dtype)
     if p is None:
         return None
     d = _binding()
@@ -176,7 +183,7 @@ def softmax_primitive(log: bool, shape: tuple, dtype: str, axis: int):
 def softmax(x: np.ndarray, axis: int, log: bool, out: np.ndarray | None = None):
     """(log-)softmax of ``x`` along ``axis`` into a new C-contiguous array (or ``out``); None if oneDNN can't."""
     x = np.ascontiguousarray(x)
-    p = softmax_primitive(bool(log), x.shape, x.dtype.str, int(axis))
+    p = softmax_primitive(bool(log), x.shape, x.dtype, int(axis))
     if p is None:
         return None
     y = np.empty_like(x) if out is None else out
@@ -205,7 +212,7 @@ def layer_norm(x: np.ndarray, width: int, eps: float, weight: np.ndarray | None,
     shape = x.shape
     x2 = np.ascontiguousarray(x).reshape(-1, width)
     flags = (d.USE_SCALE if weight is not None else 0) | (d.USE_SHIFT if bias is not None else 0)
-    p = layer_norm_primitive(x2.shape[0], width, x2.dtype.str, float(eps), flags)
+    p = layer_norm_primitive(x2.shape[0], width, x2.dtype, float(eps), flags)
     if p is None:
         return None
     y = np.empty_like(x2)
@@ -335,7 +342,7 @@ def transposed_convolution(x, w, b, stride, padding, dilation, output_padding, g
         tuple(x.shape),
         tuple(w_shape),
         (n, c_out, *sizes),
-        x.dtype.str,
+        x.dtype,
         tuple(stride),
         tuple(dl - 1 for dl in dilation),
         tuple(padding),
@@ -371,7 +378,7 @@ def convolution(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride, padd
         tuple(x.shape),
         tuple(w_shape),
         y_shape,
-        x.dtype.str,
+        x.dtype,
         tuple(stride),
         tuple(dl - 1 for dl in dilation),
         tuple(padding),
