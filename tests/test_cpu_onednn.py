@@ -412,3 +412,25 @@ def test_bfloat16_results_are_within_a_bfloat16_ulp(shape, seed):
         # float32 math rounded to bfloat16 (8 significant bits); oneDNN's softmax may round once more inside:
         # within one ulp, 2**-7 relative
         _close(got.float().numpy(), want, rtol=2**-7, atol=1e-5)
+
+
+@needs_onednn
+@settings(max_examples=15, deadline=None)
+@given(
+    n=st.integers(1, 9),
+    c=st.integers(1, 7),
+    reduction=st.sampled_from(["mean", "sum", "none"]),
+    specials=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_cross_entropy(n, c, reduction, specials, seed):
+    rng = np.random.default_rng(seed)
+    x = _values(rng, (n, c), specials)
+    t = rng.integers(0, c, n)
+    t[rng.random(n) < 0.2] = -100  # ignored rows
+    _, logp = _softmax64(x, 1)
+    losses = np.where(t == -100, 0.0, -logp[np.arange(n), np.where(t == -100, 0, t)])
+    kept = np.count_nonzero(t != -100)
+    want = {"none": losses, "sum": losses.sum(), "mean": losses.sum() / kept if kept else np.nan}[reduction]
+    got = F.cross_entropy(ow.tensor(x), ow.tensor(t), reduction=reduction).numpy()
+    _close(got, np.asarray(want), rtol=2e-5, atol=2e-5)

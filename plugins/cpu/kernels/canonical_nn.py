@@ -143,6 +143,23 @@ def _gelu(self, approximate="none"):
     return wrap(cdf, dtype)
 
 
+def _nll_of_log_softmax(x: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """``-log_softmax(x, 1)[i, classes[i]]`` per row, log_softmax and the pick fused.
+
+    Large float32 logits: one multi-threaded oneDNN log-softmax, then the pick (a NaN anywhere sends
+    the call to NumPy, whose rows with a NaN are NaN). Else NumPy: ``logsumexp - x[class]`` without
+    materialising log_softmax, the shifted logits exponentiated in place.
+    """
+    if dnnl.supports(x.dtype, x.size):
+        logp = dnnl.softmax(x, 1, True)
+        if logp is not None and not np.isnan(logp.sum()):
+            return -logp[np.arange(x.shape[0]), classes]
+    shifted = x - np.max(x, axis=1, keepdims=True)
+    picked = np.take_along_axis(shifted, classes[:, None], axis=1)[:, 0]
+    np.exp(shifted, out=shifted)
+    return np.log(np.sum(shifted, axis=1)) - picked
+
+
 def _cross_entropy(self, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0):
     """cross_entropy_loss of (N, C) float32/float64 logits and int64 class indices, no weight or smoothing."""
     r = {"Mean": 1, "Sum": 2, "None": 0}.get(reduction, reduction) if isinstance(reduction, str) else reduction
@@ -169,10 +186,7 @@ def _cross_entropy(self, target, weight=None, reduction=1, ignore_index=-100, la
     if ((safe < 0) | (safe >= classes)).any():
         raise Decline("a class index is out of range: the decomposition raises")
     with np.errstate(all="ignore"):
-        shifted = x - np.max(x, axis=1, keepdims=True)
-        picked = np.take_along_axis(shifted, safe[:, None], axis=1)[:, 0]
-        np.exp(shifted, out=shifted)
-        loss = np.log(np.sum(shifted, axis=1)) - picked
+        loss = _nll_of_log_softmax(x, safe)
         loss[ignored] = 0
         if r == 0:
             return wrap(loss, dtype)
