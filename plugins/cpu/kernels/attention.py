@@ -114,13 +114,14 @@ def scaled_dot_product_attention(
     # heads go in groups whose score block (heads × QUERY_BLOCK × min(S, KEY_BLOCK)) stays near SCORE_BLOCK
     group = max(1, SCORE_BLOCK // (min(length, QUERY_BLOCK) * min(source, KEY_BLOCK)))
     one_pass = mask is None and source <= KEY_BLOCK and dnnl.supports(q.dtype, min(n, group) * QUERY_BLOCK * source)
+    scratch = np.empty(min(n, group) * min(length, QUERY_BLOCK) * source, q.dtype) if one_pass else None
     with np.errstate(all="ignore"):
         for h0 in range(0, n, group):
             h = slice(h0, min(h0 + group, n))
             hq, hkt, hv, hmask = q[h], kt[h], v[h], None if mask is None else mask[h]
             for i0 in range(0, length, QUERY_BLOCK):
                 i1 = min(i0 + QUERY_BLOCK, length)
-                if one_pass and _query_block_onednn(hq, hkt, hv, is_causal, i0, i1, out[h, i0:i1]):
+                if one_pass and _query_block_onednn(hq, hkt, hv, is_causal, i0, i1, out[h, i0:i1], scratch):
                     continue
                 block = (hq, hkt, hv, hmask, is_causal, i0, i1, out[h, i0:i1], typ)
                 if not _query_block(*block, fast=True):  # a NaN met oneDNN's exp: again with NumPy's
@@ -128,20 +129,24 @@ def scaled_dot_product_attention(
     return wrap(out.reshape(batch + (length, ev)), dtype)
 
 
-def _query_block_onednn(q, kt, v, causal, i0, i1, out) -> bool:
+def _query_block_onednn(q, kt, v, causal, i0, i1, out, scratch) -> bool:
     """Query rows ``i0:i1`` when all keys fit one block and no mask can empty a row: oneDNN matmuls and softmax.
 
-    With one key block the online softmax is the plain one, so the block's scores go through one
-    multi-threaded softmax primitive. False (nothing written) when a primitive is unavailable.
+    With one key block the online softmax is the plain one, so the block's scores (in ``scratch``) go
+    through one multi-threaded softmax primitive. False when a primitive is unavailable, or when the
+    block's output holds a NaN: a NaN or +inf score makes oneDNN's softmax row hold a NaN (where
+    PyTorch's row is all NaN), and so the output row; the NumPy block then computes it by the
+    reference's rules (a NaN from the values themselves is recomputed too, to the same result).
     """
-    s = dnnl.matmul(q[:, i0:i1], kt)
-    if s is None:
+    source = kt.shape[-1]
+    s = scratch[: q.shape[0] * (i1 - i0) * source].reshape(q.shape[0], i1 - i0, source)
+    if dnnl.matmul(q[:, i0:i1], kt, out=s) is None:
         return False
-    if causal and kt.shape[-1] - 1 > i0:
-        np.copyto(s, -np.inf, where=np.arange(kt.shape[-1])[None, :] > np.arange(i0, i1)[:, None])
-    if dnnl.softmax(s, 2, False, out=s) is None or np.isnan(s.sum()):  # NaN scores: the NumPy block's rules
+    if causal and source - 1 > i0:
+        np.copyto(s, -np.inf, where=np.arange(source)[None, :] > np.arange(i0, i1)[:, None])
+    if dnnl.softmax(s, 2, False, out=s) is None or dnnl.matmul(s, v, out=out) is None:
         return False
-    return dnnl.matmul(s, v, out=out) is not None
+    return not np.isnan(out.sum())
 
 
 def _query_block(q, kt, v, mask, causal, i0, i1, out, typ, fast: bool) -> bool:
