@@ -377,6 +377,22 @@ def test_numpy_path_is_selectable_and_described():
     assert active == "False" and made == "0" and "NumPy only" in described and "OPWEAVE_CPU_KERNELS=numpy" in described
 
 
+def test_without_onednn_numpy_serves():
+    script = (
+        "import opweave as ow, numpy as np\n"
+        "from opweave_cpu.kernels import _onednn_path as p\n"
+        "p.MIN_ELEMENTS = 1\n"
+        "y = ow.nn.functional.conv2d(ow.ones(1, 1, 3, 3), ow.ones(1, 1, 2, 2)).numpy()\n"
+        "print(p.active(), y.ravel().tolist(), ow.cpu.kernel_paths())\n"
+    )
+    env = dict(os.environ, OPWEAVE_ONEDNN_LIBRARY="/nonexistent/libdnnl.so.3")
+    env.pop("OPWEAVE_CPU_KERNELS", None)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    active, rest = out.stdout.strip().split(" ", 1)
+    assert active == "False" and rest.startswith("[4.0, 4.0, 4.0, 4.0]")
+    assert "NumPy only" in rest and "could not be loaded" in rest
+
+
 def test_set_path_rejects_unknown_names():
     with pytest.raises(ValueError, match="OPWEAVE_CPU_KERNELS"):
         path.set_path("fast")
