@@ -408,6 +408,8 @@ def test_primitives_are_cached_per_shape():
     assert info.currsize == 1 and info.hits == 2
     F.gelu(x.reshape(3, 4))
     assert path.eltwise_primitive.cache_info().currsize == 2
+    F.gelu(x.double())  # float64 stays on NumPy
+    assert path.eltwise_primitive.cache_info().currsize == 2
 
 
 @needs_onednn
