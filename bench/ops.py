@@ -138,13 +138,12 @@ def torch_call(spec):
 
 
 def kernel_path_switch():
-    """``set_path(name)`` of the CPU plugin's kernel paths, or None when the plugin lacks it."""
-    try:
-        from opweave_cpu.kernels._onednn_path import describe, set_path
-    except ImportError:
+    """``set_kernel_path(name)`` of the CPU device module, or None when it lacks one."""
+    cpu = getattr(ow, "cpu", None)
+    if cpu is None or not hasattr(cpu, "set_kernel_path"):
         return None
-    print(f"cpu kernels: {describe()}")
-    return set_path
+    print(f"cpu kernels: {cpu.kernel_paths()}")
+    return cpu.set_kernel_path
 
 
 def main(argv=None) -> None:

@@ -77,8 +77,9 @@ def describe() -> str:
     if active():
         lib = _binding().library()
         return (
-            f"oneDNN {'.'.join(map(str, lib.version))} ({lib.isa_name}) for float32 convolution, softmax, "
-            f"log_softmax, layer_norm, gelu and attention's block matmuls/softmax; NumPy elsewhere{note}"
+            f"oneDNN {'.'.join(map(str, lib.version))} ({lib.isa_name}) for float32 convolution (also transposed), "
+            "softmax, log_softmax, layer_norm, gelu, cross_entropy and blocked attention (bfloat16 too for softmax, "
+            f"layer_norm and gelu); NumPy elsewhere{note}"
         )
     return f"NumPy only ({_reason}){note}"
 
