@@ -78,7 +78,7 @@ def describe() -> str:
         lib = _binding().library()
         return (
             f"oneDNN {'.'.join(map(str, lib.version))} ({lib.isa_name}) for float32 convolution (also transposed), "
-            "softmax, log_softmax, layer_norm, gelu, cross_entropy and blocked attention (bfloat16 too for softmax, "
+            "softmax, log_softmax, layer_norm, gelu and blocked attention (bfloat16 too for softmax, "
             f"layer_norm and gelu); NumPy elsewhere{note}"
         )
     return f"NumPy only ({_reason}){note}"

@@ -146,14 +146,10 @@ def _gelu(self, approximate="none"):
 def _nll_of_log_softmax(x: np.ndarray, classes: np.ndarray) -> np.ndarray:
     """``-log_softmax(x, 1)[i, classes[i]]`` per row, log_softmax and the pick fused.
 
-    Large float32 logits: one multi-threaded oneDNN log-softmax, then the pick (a NaN anywhere sends
-    the call to NumPy, whose rows with a NaN are NaN). Else NumPy: ``logsumexp - x[class]`` without
-    materialising log_softmax, the shifted logits exponentiated in place.
+    ``logsumexp - x[class]`` without materialising log_softmax: the shifted logits are exponentiated
+    in place and summed. (oneDNN's log-softmax primitive was measured slower here: it writes every
+    log-probability and a NaN check must read them again.)
     """
-    if dnnl.supports(x.dtype, x.size):
-        logp = dnnl.softmax(x, 1, True)
-        if logp is not None and not np.isnan(logp.sum()):
-            return -logp[np.arange(x.shape[0]), classes]
     shifted = x - np.max(x, axis=1, keepdims=True)
     picked = np.take_along_axis(shifted, classes[:, None], axis=1)[:, 0]
     np.exp(shifted, out=shifted)
