@@ -1,7 +1,10 @@
-"""CPU time of hot nn ops next to a NumPy implementation of the same math (and PyTorch if installed).
+"""CPU time of hot nn ops: opweave's default kernels, its pure NumPy kernels, PyTorch (if installed), NumPy.
 
 Prints one table; asserts nothing. Run: ``python bench/ops.py`` (``--repeat N`` for more runs per row).
-Each time is the best of ``repeat`` calls; the ratio is opweave / NumPy (the target is below 2x).
+Each time is the best of ``repeat`` calls, all columns measured in the same run, row by row
+(the machine's load changes less between them). ``ow numpy`` is opweave with
+``OPWEAVE_CPU_KERNELS=numpy`` (switched in-process); the ratios are opweave's default path over
+PyTorch (the target is 1.2x, 1.5x for SDPA) and over the NumPy formula.
 A row whose op is missing from the catalog is printed with a note instead of times.
 """
 
@@ -134,6 +137,15 @@ def torch_call(spec):
     return lambda: fn(*targs, **kwargs)
 
 
+def kernel_path_switch():
+    """``set_kernel_path(name)`` of the CPU device module, or None when it lacks one."""
+    cpu = getattr(ow, "cpu", None)
+    if cpu is None or not hasattr(cpu, "set_kernel_path"):
+        return None
+    print(f"cpu kernels: {cpu.kernel_paths()}")
+    return cpu.set_kernel_path
+
+
 def main(argv=None) -> None:
     """Measure and print the table."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -142,20 +154,38 @@ def main(argv=None) -> None:
     rng = np.random.default_rng(0)
     rows = cases(rng)
     have_torch = torch_call(("softmax", (np.zeros(1, np.float32),), {"dim": 0})) is not None
-    header = f"{'op':<26}{'opweave ms':>12}{'numpy ms':>10}{'ratio':>8}"
+    if not have_torch:
+        print("PyTorch is not installed: its column is left out (pip install torch)")
+    set_path = kernel_path_switch()
+    header = f"{'op':<26}{'opweave ms':>11}{'ow numpy':>10}"
     if have_torch:
-        header += f"{'torch ms':>10}{'ow/torch':>10}"
+        header += f"{'torch ms':>10}"
+    header += f"{'numpy ms':>10}"
+    if have_torch:
+        header += f"{'ow/torch':>9}{'owNP/torch':>11}"
+    header += f"{'ow/numpy':>9}"
     print(header)
     for name, ow_fn, np_fn, spec in rows:
         t_np = best(np_fn, args.repeat)
         if ow_fn is None:
-            print(f"{name:<26}{'(op missing)':>12}{t_np:>10.1f}")
+            print(f"{name:<26}{'(op missing)':>11}{'':>10}{'':>10}{t_np:>10.1f}")
             continue
         t_ow = best(ow_fn, args.repeat)
-        line = f"{name:<26}{t_ow:>12.1f}{t_np:>10.1f}{t_ow / t_np:>7.2f}x"
+        t_ref = float("nan")
+        if set_path is not None:
+            set_path("numpy")
+            try:
+                t_ref = best(ow_fn, args.repeat)
+            finally:
+                set_path(None)
+        line = f"{name:<26}{t_ow:>11.1f}{t_ref:>10.1f}"
         if have_torch:
             t_pt = best(torch_call(spec), args.repeat)
-            line += f"{t_pt:>10.1f}{t_ow / t_pt:>9.2f}x"
+            line += f"{t_pt:>10.1f}"
+        line += f"{t_np:>10.1f}"
+        if have_torch:
+            line += f"{t_ow / t_pt:>8.2f}x{t_ref / t_pt:>10.2f}x"
+        line += f"{t_ow / t_np:>8.2f}x"
         print(line)
 
 

@@ -32,6 +32,9 @@ def doctor(args) -> int:
             failures += 1
             checked = f"FAILED (plugin {row.plugin}): {type(exc).__name__}: {exc}"
         print(f"  {row.name}: {checked}")
+        paths = getattr(getattr(opweave, row.name, None), "kernel_paths", None)
+        if callable(paths):  # a device module may say which kernel paths run (the cpu's: oneDNN or NumPy)
+            print(f"  {row.name} kernels: {paths()}")
     meta = opweave.ops.matmul(opweave.empty(3, 4, device="meta"), opweave.empty(4, 5, device="meta"))
     print(f"  meta: matmul of [3, 4] and [4, 5] has shape {list(meta.shape)}")
     for record in backends.plugins():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ._backend import BACKEND
 
-__all__ = ["current_device", "device_count", "is_available", "synchronize"]
+__all__ = ["current_device", "device_count", "is_available", "kernel_paths", "set_kernel_path", "synchronize"]
 
 
 def is_available() -> bool:
@@ -25,3 +25,23 @@ def current_device() -> str:
 def synchronize(device=None) -> None:
     """Wait for queued CPU work (CPU kernels run synchronously: nothing to wait for)."""
     BACKEND.synchronize(device)
+
+
+def kernel_paths() -> str:
+    """Which CPU kernel paths run: oneDNN's float primitives (and for what) or NumPy only, and why.
+
+    ``$OPWEAVE_CPU_KERNELS=numpy`` selects the pure NumPy kernels; ``opweave doctor`` prints this line.
+    """
+    from .kernels._onednn_path import describe
+
+    return describe()
+
+
+def set_kernel_path(path: str | None) -> None:
+    """Run the CPU kernels of ``path`` from now on: ``"auto"`` (oneDNN where installed), ``"onednn"`` or ``"numpy"``.
+
+    None goes back to ``$OPWEAVE_CPU_KERNELS`` (default ``auto``). ValueError for any other name.
+    """
+    from .kernels._onednn_path import set_path
+
+    set_path(path)

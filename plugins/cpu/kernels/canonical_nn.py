@@ -5,6 +5,10 @@ op's usual arguments — with a few NumPy calls that reuse their buffers, and de
 every other call (16-bit floats, weights, label smoothing, invalid arguments) with
 ``raise Decline``: the dispatcher then runs the op's reference decomposition, so errors
 and edge cases are the decomposition's.
+float32 (and, where the CPU has AVX512-BF16, bfloat16) calls of at least ``MIN_ELEMENTS`` run oneDNN
+primitives (``_onednn_path``) unless
+``OPWEAVE_CPU_KERNELS=numpy``; where oneDNN's result holds a NaN (a NaN input, or erf-gelu at +inf)
+the NumPy formula recomputes the call, so special values follow PyTorch.
 Results agree with the decomposition to rounding (``tests/refs/test_nn_cpu_direct.py``);
 layer_norm's variance is accumulated in the input's dtype (two-pass) where the
 decomposition's ``var`` prim accumulates in float64.
@@ -20,6 +24,7 @@ import scipy.special as sp
 from opweave import ops
 from opweave.backends.kernel import Decline
 
+from . import _onednn_path as dnnl
 from ._common import native, wrap
 
 _FAST = frozenset({opweave.float32, opweave.float64})
@@ -32,11 +37,18 @@ def _softmax_kernel(packet_name: str, log: bool, internal: bool):
     def kernel(self, dim, third=None):
         # third: ``dtype`` (softmax.int) or ``half_to_float`` (_softmax)
         converts = bool(third) if internal else third is not None and third is not self.dtype
-        if converts or self.dtype not in _FAST or self.ndim == 0 or self.numel() == 0:
+        bf16 = self.dtype is opweave.bfloat16
+        if converts or not (self.dtype in _FAST or bf16) or self.ndim == 0 or self.numel() == 0:
             raise Decline("not a float32/float64 softmax along a valid dim")
         if not -self.ndim <= dim < self.ndim:
             raise Decline("not a float32/float64 softmax along a valid dim")
         x = native(self)
+        if dnnl.supports(x.dtype, x.size):
+            y = dnnl.softmax(x, dim % x.ndim, log)
+            if y is not None and not np.isnan(y.sum(dtype=np.float32)):  # a NaN row: NumPy's (all-NaN) rows
+                return wrap(y, self.dtype)
+        if bf16:
+            raise Decline("bfloat16 without oneDNN: the decomposition computes in float32")
         with np.errstate(all="ignore"):
             shifted = x - np.max(x, axis=dim, keepdims=True)
             if log:
@@ -56,8 +68,9 @@ def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn
     """layer_norm of a float32/float64 tensor with same-dtype (or no) weight and bias (else the decomposition)."""
     dtype = input.dtype
     k = len(normalized_shape)
+    bf16 = dtype is opweave.bfloat16
     fast = (
-        dtype in _FAST
+        (dtype in _FAST or bf16)
         and 0 < k <= input.ndim
         and list(input.shape[input.ndim - k :]) == [int(s) for s in normalized_shape]
         and input.numel() > 0
@@ -69,6 +82,15 @@ def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn
     if not fast:
         raise Decline("not a float32/float64 layer_norm over the last dims")
     x = native(input)
+    if dnnl.supports(x.dtype, x.size):
+        width = math.prod(x.shape[input.ndim - k :])
+        w = None if weight is None else native(weight)
+        b = None if bias is None else native(bias)
+        y = dnnl.layer_norm(x, width, eps, w, b)
+        if y is not None:
+            return wrap(y, dtype)
+    if bf16:
+        raise Decline("bfloat16 without oneDNN: the decomposition computes in float32")
     axes = tuple(range(input.ndim - k, input.ndim))
     with np.errstate(all="ignore"):
         centered = x - np.mean(x, axis=axes, keepdims=True)
@@ -92,9 +114,17 @@ _TANH_BETA = math.sqrt(2) * (2 / math.sqrt(math.pi)) * 0.5
 def _gelu(self, approximate="none"):
     """gelu of a float32/float64 tensor, exact or tanh (else the decomposition)."""
     dtype = self.dtype
-    if dtype not in _FAST or approximate not in ("none", "tanh"):
+    bf16 = dtype is opweave.bfloat16
+    if not (dtype in _FAST or bf16) or approximate not in ("none", "tanh"):
         raise Decline("not float32/float64 with approximate 'none' or 'tanh'")
     x = native(self)
+    if dnnl.supports(x.dtype, x.size):
+        algorithm = dnnl.gelu_algorithm(approximate == "tanh")
+        y = dnnl.eltwise(algorithm, x)
+        if y is not None and not np.isnan(y.sum(dtype=np.float32)):  # erf gelu is NaN at +inf in oneDNN
+            return wrap(y, dtype)
+    if bf16:
+        raise Decline("bfloat16 without oneDNN: the decomposition computes in float32")
     scalar = np.dtype(dtype.numpy).type
     with np.errstate(all="ignore"):
         if approximate == "none":
@@ -111,6 +141,19 @@ def _gelu(self, approximate="none"):
         np.multiply(cdf, x, out=cdf)
         np.multiply(cdf, scalar(0.5), out=cdf)
     return wrap(cdf, dtype)
+
+
+def _nll_of_log_softmax(x: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """``-log_softmax(x, 1)[i, classes[i]]`` per row, log_softmax and the pick fused.
+
+    ``logsumexp - x[class]`` without materialising log_softmax: the shifted logits are exponentiated
+    in place and summed. (oneDNN's log-softmax primitive was measured slower here: it writes every
+    log-probability and a NaN check must read them again.)
+    """
+    shifted = x - np.max(x, axis=1, keepdims=True)
+    picked = np.take_along_axis(shifted, classes[:, None], axis=1)[:, 0]
+    np.exp(shifted, out=shifted)
+    return np.log(np.sum(shifted, axis=1)) - picked
 
 
 def _cross_entropy(self, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0):
@@ -139,10 +182,7 @@ def _cross_entropy(self, target, weight=None, reduction=1, ignore_index=-100, la
     if ((safe < 0) | (safe >= classes)).any():
         raise Decline("a class index is out of range: the decomposition raises")
     with np.errstate(all="ignore"):
-        shifted = x - np.max(x, axis=1, keepdims=True)
-        picked = np.take_along_axis(shifted, safe[:, None], axis=1)[:, 0]
-        np.exp(shifted, out=shifted)
-        loss = np.log(np.sum(shifted, axis=1)) - picked
+        loss = _nll_of_log_softmax(x, safe)
         loss[ignored] = 0
         if r == 0:
             return wrap(loss, dtype)

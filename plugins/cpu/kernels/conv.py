@@ -6,6 +6,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from opweave.prims.conv import pool_output_size
 
+from . import _onednn_path as dnnl
 from ._common import native, wrap
 
 _O, _K = "xyz", "uvw"  # einsum letters for output positions and kernel offsets
@@ -67,6 +68,15 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     d = input.ndim - 2
     stride, padding, dilation, output_padding = (_per_dim(v, d) for v in (stride, padding, dilation, output_padding))
     cdt = _compute_dtype(input.dtype)
+    if 1 <= d <= 3 and dnnl.supports(np.dtype(input.dtype.numpy)):
+        b = None if bias is None else native(bias)
+        x, w = native(input), native(weight)
+        if transposed:
+            y = dnnl.transposed_convolution(x, w, b, stride, padding, dilation, output_padding, groups)
+        else:
+            y = dnnl.convolution(x, w, b, stride, padding, dilation, groups)
+        if y is not None:
+            return wrap(y, input.dtype)
     x, w = native(input).astype(cdt), native(weight).astype(cdt)
     with np.errstate(invalid="ignore", over="ignore"):  # inf/nan inputs propagate silently, as in torch
         if transposed:
