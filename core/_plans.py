@@ -37,7 +37,7 @@ import warnings
 import numpy as np
 
 from . import _backends, _hooks, _keys
-from ._dtype import get_default_dtype
+from . import _dtype as _dtype_module
 from ._keys import LAYER_BITS, Layer
 from ._state import local
 from ._tensor import Tensor
@@ -255,6 +255,7 @@ def planned(op, decomposition, keyset: int):
 
 
 _state = local
+_STATE = local()  # a threading.local: its attributes are the calling thread's
 
 _SCALAR_TYPES = (int, float, bool, complex)
 
@@ -274,12 +275,9 @@ def signature(args: tuple, mutates: bool):
                     return None
                 parts.append(str(x) if x == 0 else x)
         elif tv is float:
-            if v != v or v == 0.0 or v in (float("inf"), float("-inf")):
-                if v != v:
-                    return None
-                parts.append((tv, str(v)))
-            else:
-                parts.append((tv, v))
+            if v != v:
+                return None
+            parts.append((tv, v) if v else (tv, str(v)))  # -0.0 == 0.0, but they are different arguments
         elif tv is int or tv is bool or v is None:
             parts.append((tv, v))
         elif tv is list or tv is tuple:
@@ -312,8 +310,8 @@ def signature(args: tuple, mutates: bool):
         if mutates:
             storages = [_storage_id(t) for t in tensors]
             parts.append(tuple(storages.index(s) for s in storages))
-    state = _state()
-    parts.append((state.included, state.excluded, state.inference, get_default_dtype()))
+    state = _STATE
+    parts.append((state.included, state.excluded, state.inference, _dtype_module._default_dtype))
     return tuple(parts)
 
 
@@ -342,6 +340,8 @@ class _Recorder:
         self.constants: list = []
         self.failed: str | None = None
         self.in_leaf = 0
+        self.keep_out: list = []  # each step's output
+        self.result_renames: dict = {}
         for i, v in enumerate(args):
             if type(v) is Tensor:
                 self.slots.setdefault(id(v), _Slot(f"a{i}"))
@@ -385,6 +385,7 @@ class _Recorder:
         name = f"r{len(self.steps)}"
         self.steps.append(Step(op, kernel, template, why))
         self.keep.append(out)
+        self.keep_out.append(out)
         if type(out) is Tensor:
             self.slots.setdefault(id(out), _Slot(name))
         elif type(out) in (tuple, list) and all(type(o) is Tensor for o in out):
@@ -406,8 +407,83 @@ class _Recorder:
             if result is None or isinstance(result, _Const):
                 self.fail("the result is not made by a traced kernel")
             else:
+                self._fold(result)
+                result = _rename_text(result, self.result_renames)
                 return Plan(self.op, keyset, self.steps, result, self.constants, _dispatcher.plan_generation)
         return self.failed
+
+    def _fold(self, result: str) -> None:
+        """Constant folding: a step that only reads constants (``broadcast_in_dim`` of a wrapped scalar)
+        becomes a constant, its recorded output kept, unless the result or a later write uses it."""
+        written = set()
+        for step in self.steps:
+            mutated = step.op.schema.mutated_arguments
+            for arg, value in zip(step.op.schema.arguments, step.args):
+                if arg.name in mutated:
+                    written.update(_slots_in(value))
+        outputs = {str(x) for x in _slots_in_text(result)}
+        folded = {}  # slot name -> constant
+        kept = []
+        for i, step in enumerate(self.steps):
+            args = tuple(_substitute(a, folded) for a in step.args)
+            name = f"r{i}"
+            out = self.keep_out[i]
+            foldable = (
+                type(out) is Tensor
+                and not step.op.schema.mutated_arguments
+                and not (step.op.tags & UNPLANNABLE_TAGS)
+                and all(not isinstance(x, _Slot) for x in _leaves(args))
+                and name not in written
+                and name not in outputs
+            )
+            if foldable:
+                self.constants.append(out)
+                folded[name] = _Const(len(self.constants) - 1)
+                continue
+            kept.append((name, Step(step.op, step.kernel, args, step.why)))
+        if not folded:
+            return
+        renames = {old: _Slot(f"r{j}") for j, (old, _) in enumerate(kept)}
+        self.steps = [Step(st.op, st.kernel, _substitute(st.args, renames), st.why) for _, st in kept]
+        self.result_renames = renames
+
+
+def _leaves(value):
+    if isinstance(value, (list, tuple)) and not isinstance(value, _Slot):
+        for x in value:
+            yield from _leaves(x)
+    else:
+        yield value
+
+
+def _slots_in(value) -> set:
+    return {str(x).split("[")[0] for x in _leaves(value) if isinstance(x, _Slot)}
+
+
+def _slots_in_text(text: str) -> set:
+    import re
+
+    return set(re.findall(r"r\d+", text))
+
+
+def _substitute(value, mapping: dict):
+    if isinstance(value, _Slot):
+        base, _, rest = str(value).partition("[")
+        new = mapping.get(base)
+        if new is None:
+            return value
+        if isinstance(new, _Const):
+            return new  # pragma: no cover - folded steps return one tensor, never indexed
+        return _Slot(str(new) + ("[" + rest if rest else ""))
+    if isinstance(value, (list, tuple)):
+        return type(value)(_substitute(x, mapping) for x in value)
+    return value
+
+
+def _rename_text(text: str, mapping: dict) -> str:
+    import re
+
+    return re.sub(r"r\d+", lambda m: str(mapping.get(m.group(0), m.group(0))), text)
 
 
 def _result_tuple(out, names) -> str:
