@@ -10,7 +10,7 @@ Python function that calls those kernels in order; later calls with the same sig
 run that function: no decomposition, no binding of inner calls, no meta functions.
 
 The signature is everything a decomposition may branch on: each tensor's dtype, shape,
-strides, device and dispatch keys, which tensor arguments are the same object, each
+strides, storage offset, device and dispatch keys, which tensor arguments are the same object, each
 other argument's type and *value* (so scalars, dims and sizes select the plan; a Python
 float is not turned into a tensor per call — the plan keeps the wrapped constant), the
 call's key set (modes such as deterministic and autocast), the thread's included and
@@ -49,7 +49,7 @@ TRACE_BIT = _keys.layer_bit(Layer.Trace)
 UNPLANNABLE_TAGS = frozenset(
     {"random", "nondeterministic_seeded", "dynamic_output_shape", "data_dependent_output", "inplace_view"}
 )
-_NO_VALUE_CHECK = ("empty", "new_empty", "resize_", "resize_as_")  # results hold uninitialised memory
+_NO_VALUE_CHECK = ("empty", "new_empty", "resize")  # op names whose results hold uninitialised memory
 
 _enabled = os.environ.get("OPWEAVE_PLANS", "1") != "0"
 _check = os.environ.get("OPWEAVE_CHECK_PLANS", "0") == "1"
@@ -94,12 +94,16 @@ def install(dispatcher, decline) -> None:
 
 
 class Step:
-    """One kernel call of a plan: ``outputs = kernel(*args)``; ``args`` are slot names or constants."""
+    """One kernel call of a plan: ``outputs = kernel(*args)``; ``args`` are slot names or constants.
 
-    __slots__ = ("op", "kernel", "args", "why")
+    ``layout`` is ``(shape, strides, offset, dtype)`` of a view prim's output when the core's own
+    view kernel ran: the replay then makes the view directly (the layout is fixed by the signature).
+    """
 
-    def __init__(self, op, kernel, args: tuple, why: str):
-        self.op, self.kernel, self.args, self.why = op, kernel, args, why
+    __slots__ = ("op", "kernel", "args", "why", "layout")
+
+    def __init__(self, op, kernel, args: tuple, why: str, layout=None):
+        self.op, self.kernel, self.args, self.why, self.layout = op, kernel, args, why, layout
 
     def __repr__(self):
         return f"<Step {self.op.name}({', '.join(map(str, self.args))}) via {self.why}>"
@@ -177,14 +181,37 @@ def _compile(plan: Plan):
     params = ", ".join(f"a{i}" for i in range(n_args))
     lines = [f"def replay({params}):"]
     for i, step in enumerate(plan.steps):
+        if step.layout is not None:  # a view with its layout precomputed: no validation, no kernel
+            env[f"k{i}"] = step.layout
+            lines.append(f"    r{i} = _view({_expr(step.args[0], env)}, *k{i})")
+            continue
         env[f"k{i}"] = step.kernel
         lines.append(f"    r{i} = k{i}({', '.join(_expr(a, env) for a in step.args)})")
     lines.append(f"    return {plan.result}")
     for i, c in enumerate(plan.constants):
         env[f"c{i}"] = c
+    env["_view"] = _precomputed_view
     source = "\n".join(lines) + "\n"
     exec(compile(source, f"<opweave plan {plan.op.name}>", "exec"), env)
     return source, env["replay"]
+
+
+_new = object.__new__
+
+
+def _precomputed_view(a: Tensor, shape, stride, offset, dtype) -> Tensor:
+    """What a view prim returns for ``a``, with the layout its kernel computed when the plan was traced."""
+    t = _new(Tensor)
+    t._st = a._storage
+    t._shape, t._stride, t._offset, t._dtype = shape, stride, offset, dtype
+    t._device, t._keys = a._device, a._keys
+    t._native = None
+    t._wrapped_number = False
+    t._qparams = a._qparams
+    t._ag = None
+    base = a._base
+    t._base = a if base is None else base
+    return t
 
 
 # -- the planned decomposition (the cached kernel at Dense) --------------------------------------
@@ -193,18 +220,20 @@ def _compile(plan: Plan):
 class Planned:
     """The Dense kernel of a canonical op whose decomposition is planned per signature."""
 
-    __slots__ = ("op", "decomposition", "keyset", "plans", "mutates", "__weakref__")
+    __slots__ = ("op", "decomposition", "keyset", "plans", "mutates", "signature", "__weakref__")
 
     def __init__(self, op, decomposition, keyset: int):
         self.op, self.decomposition, self.keyset = op, decomposition, keyset
         self.plans: dict = {}  # signature -> Plan, or a str: why this signature is not planned
         self.mutates = bool(op.schema.mutated_arguments)
+        self.signature = signature_function(op)
 
     def __call__(self, *args):
         if not _enabled or _tls.recorder is not None:
             return self.decomposition(*args)
-        key = signature(args, self.mutates)
-        if key is None:
+        try:
+            key = self.signature(*args)
+        except _NoPlan:
             return self.decomposition(*args)
         plan = self.plans.get(key)
         if plan is None:
@@ -260,59 +289,104 @@ _STATE = local()  # a threading.local: its attributes are the calling thread's
 _SCALAR_TYPES = (int, float, bool, complex)
 
 
-def signature(args: tuple, mutates: bool):
-    """The plan key of a call's arguments and the thread's modes, or None when the call is not planned."""
-    parts = []
-    tensors = []
-    for v in args:
-        tv = type(v)
-        if tv is Tensor:
-            tensors.append(v)
-            parts.append((v._dtype, v._shape, v._stride if v._stride is not None else v.stride(), v._device, v._keys))
-            if v._wrapped_number:  # a Python scalar: decompositions read its value (``to_dtype``)
-                x = v._native.item()
-                if x != x:
-                    return None
-                parts.append(str(x) if x == 0 else x)
-        elif tv is float:
-            if v != v:
-                return None
-            parts.append((tv, v) if v else (tv, str(v)))  # -0.0 == 0.0, but they are different arguments
-        elif tv is int or tv is bool or v is None:
-            parts.append((tv, v))
-        elif tv is list or tv is tuple:
-            items = []
-            for x in v:
-                if type(x) is Tensor:
-                    tensors.append(x)
-                    items.append((x._dtype, x._shape, x.stride(), x._device, x._keys))
-                elif type(x) in _SCALAR_TYPES or x is None:
-                    if type(x) is float and (x != x or x == 0.0):
-                        return None
-                    items.append((type(x), x))
-                else:
-                    return None
-            parts.append((tv, tuple(items)))
+class _NoPlan(Exception):  # noqa: N818 - a signal: this call's arguments cannot key a plan
+    """Raised by a signature function for arguments that cannot be part of a plan key."""
+
+
+def _tensor_key(t):
+    """The part of a plan key one tensor argument contributes (None for None)."""
+    if t is None:
+        return None
+    if type(t) is not Tensor:
+        return _value_key(t)
+    stride = t._stride if t._stride is not None else t.stride()
+    if t._wrapped_number:  # a Python scalar: decompositions read its value (``to_dtype``)
+        return (t._dtype, t._shape, stride, t._offset, t._device, t._keys, _number_key(t._native.item()))
+    return (t._dtype, t._shape, stride, t._offset, t._device, t._keys)
+
+
+def _number_key(x):
+    if x != x:
+        raise _NoPlan("NaN")
+    return x if x else str(x)  # -0.0 == 0.0, but they are different arguments
+
+
+def _value_key(v):
+    """The part of a plan key a non-tensor argument contributes: its type and value."""
+    tv = type(v)
+    if tv is int or tv is bool or v is None or tv is str:
+        return (tv, v)
+    if tv is float or tv is complex:
+        return (tv, _number_key(v))
+    if tv is list or tv is tuple:
+        return (tv, tuple(_tensor_key(x) if type(x) is Tensor else _value_key(x) for x in v))
+    if tv.__module__ in ("opweave._dtype", "opweave._device"):
+        return (tv, v)
+    raise _NoPlan(tv.__name__)  # generators and other objects with state
+
+
+def _aliasing(*tensors):
+    """Which tensor arguments are the same object (a pattern of first-occurrence indices), or None."""
+    flat = []
+    for t in tensors:
+        if type(t) is Tensor:
+            flat.append(t)
+        elif type(t) in (list, tuple):
+            flat.extend(x for x in t if type(x) is Tensor)
+    ids = [id(t) for t in flat]
+    return None if len(set(ids)) == len(ids) else tuple(ids.index(i) for i in ids)
+
+
+def _storage_aliasing(*tensors):
+    """Which tensor arguments share a storage (for ops that write: ``out=`` overlap checks depend on it)."""
+    flat = []
+    for t in tensors:
+        if type(t) is Tensor:
+            flat.append(t)
+        elif type(t) in (list, tuple):
+            flat.extend(x for x in t if type(x) is Tensor)
+    ids = [_storage_id(t) for t in flat]
+    return tuple(ids.index(i) for i in ids)
+
+
+def signature_function(op):
+    """Generate ``key(*args)`` for ``op``: its arguments' plan key and the thread's modes (``_NoPlan``: none)."""
+    parts, tensor_args = [], []
+    for i, arg in enumerate(op.schema.arguments):
+        t = arg.type
+        name = f"a{i}"
+        if t.name == "Tensor" and not t.is_list and not t.optional:
+            parts.append(
+                f"({name}._dtype, {name}._shape, {name}._stride if {name}._stride is not None else {name}.stride(), "
+                f"{name}._offset, {name}._device, {name}._keys) if type({name}) is _T and not {name}._wrapped_number "
+                f"else _tk({name})"
+            )
+            tensor_args.append(name)
+        elif t.name == "Tensor":
+            parts.append(f"_tk({name})" if not t.is_list else f"_vk({name})")
+            tensor_args.append(name)
+        elif t.name in ("int", "SymInt", "bool") and not t.is_list and not t.optional:
+            parts.append(f"(type({name}), {name})")
         else:
-            try:
-                hash(v)
-            except TypeError:
-                return None
-            if tv is complex and (v != v or v == 0):
-                return None
-            if not isinstance(v, (str, complex)) and type(v).__module__ not in ("opweave._dtype", "opweave._device"):
-                return None  # generators and other objects with state
-            parts.append((tv, v))
-    if len(tensors) > 1:
-        ids = [id(t) for t in tensors]
-        if len(set(ids)) != len(ids):
-            parts.append(tuple(ids.index(i) for i in ids))
-        if mutates:
-            storages = [_storage_id(t) for t in tensors]
-            parts.append(tuple(storages.index(s) for s in storages))
-    state = _STATE
-    parts.append((state.included, state.excluded, state.inference, _dtype_module._default_dtype))
-    return tuple(parts)
+            parts.append(f"_vk({name})")
+    if len(tensor_args) > 1 or any(a.type.is_list and a.type.name == "Tensor" for a in op.schema.arguments):
+        parts.append(f"_alias({', '.join(tensor_args)})")
+        if op.schema.mutated_arguments:
+            parts.append(f"_storages({', '.join(tensor_args)})")
+    parts.append("_st.included, _st.excluded, _st.inference, _dt._default_dtype")
+    params = ", ".join(f"a{i}" for i in range(len(op.schema.arguments)))
+    source = f"def key({params}):\n    return ({', '.join(parts)},)\n"
+    env = {
+        "_T": Tensor,
+        "_tk": _tensor_key,
+        "_vk": _value_key,
+        "_alias": _aliasing,
+        "_storages": _storage_aliasing,
+        "_st": _STATE,
+        "_dt": _dtype_module,
+    }
+    exec(compile(source, f"<opweave plan key {op.name}>", "exec"), env)
+    return env["key"]
 
 
 def _storage_id(t: Tensor):
@@ -383,7 +457,11 @@ class _Recorder:
         if self.failed is not None:
             return
         name = f"r{len(self.steps)}"
-        self.steps.append(Step(op, kernel, template, why))
+        layout = None
+        if "view" in op.tags and why.endswith("CompositeExplicit kernel from core") and type(out) is Tensor:
+            if type(template[0]) is _Slot and out._qparams is None:
+                layout = (out._shape, tuple(out.stride()), out._offset, out._dtype)
+        self.steps.append(Step(op, kernel, template, why, layout))
         self.keep.append(out)
         self.keep_out.append(out)
         if type(out) is Tensor:
@@ -440,11 +518,11 @@ class _Recorder:
                 self.constants.append(out)
                 folded[name] = _Const(len(self.constants) - 1)
                 continue
-            kept.append((name, Step(step.op, step.kernel, args, step.why)))
+            kept.append((name, Step(step.op, step.kernel, args, step.why, step.layout)))
         if not folded:
             return
         renames = {old: _Slot(f"r{j}") for j, (old, _) in enumerate(kept)}
-        self.steps = [Step(st.op, st.kernel, _substitute(st.args, renames), st.why) for _, st in kept]
+        self.steps = [Step(st.op, st.kernel, _substitute(st.args, renames), st.why, st.layout) for _, st in kept]
         self.result_renames = renames
 
 
@@ -538,34 +616,38 @@ def trace_fallback(op, keyset: int, *args):
 
 
 def _checked(planned: Planned, plan: Plan, args: tuple):
-    """Run the decomposition and the plan on the same inputs; raise PlanCheckError if they differ."""
-    op = planned.op
-    written = [a for a, arg in zip(args, op.schema.arguments) if arg.name in op.schema.mutated_arguments]
-    written = [t for t in written if type(t) is Tensor]
-    before = [_copy(_host(t)) for t in written]
+    """Run the decomposition, put written arguments back, run the plan; PlanCheckError if they differ."""
     global _enabled
-    was = _enabled
-    _enabled = False  # the reference run plans nothing, inner ops included
+    op = planned.op
+    names = op.schema.mutated_arguments
+    written = [a for a, arg in zip(args, op.schema.arguments) if arg.name in names and type(a) is Tensor]
+    before = [(_layout(t), t._st, _copy(_host(t))) for t in written]
+    was, _enabled = _enabled, False  # the reference run plans nothing, inner ops included
     try:
-        try:
-            expected = planned.decomposition(*args)
-        finally:
-            _enabled = was
-        after = [_copy(_host(t)) for t in written]
-        for t, values in zip(written, before):
-            _host_write(t, values)
-        try:
-            got = plan.run(*args)
-        except BaseException as exc:
-            raise PlanCheckError(f"{op.name}: the plan raised {type(exc).__name__}: {exc}\n{plan}") from exc
+        expected = planned.decomposition(*args)
     finally:
-        pass
+        _enabled = was
+    after = [(_layout(t), _copy(_host(t))) for t in written]
+    for t, (layout, storage, values) in zip(written, before):
+        if _layout(t) != layout:  # resize_ and friends: the plan starts from the same tensor
+            t._set_metadata(storage if storage is not None else t._storage, layout[0], layout[1], layout[2])
+        _host_write(t, values)
+    try:
+        got = plan.run(*args)
+    except BaseException as exc:
+        raise PlanCheckError(f"{op.name}: the plan raised {type(exc).__name__}: {exc}\n{plan}") from exc
     _compare(op, plan, got, expected, args)
-    for t, values in zip(written, after):
-        mine = _host(t)
-        if not _same_values(mine, values):
+    check_values = not op.name.startswith(_NO_VALUE_CHECK)
+    for t, (layout, values) in zip(written, after):
+        if _layout(t) != layout:
+            raise PlanCheckError(f"{op.name}: the plan left an argument as {_layout(t)}, not {layout}\n{plan}")
+        if check_values and not _same_values(_host(t), values):
             raise PlanCheckError(f"{op.name}: the plan wrote different values into an argument\n{plan}")
     return got
+
+
+def _layout(t: Tensor) -> tuple:
+    return (tuple(t._shape), tuple(t.stride()), t._offset)
 
 
 def _host(t: Tensor):
@@ -608,7 +690,7 @@ def _compare(op, plan: Plan, got, expected, args) -> None:
         got, expected = (got,), (expected,)
     if type(got) not in (tuple, list) or len(got) != len(expected):
         raise PlanCheckError(f"{op.name}: the plan returned {type(got).__name__}, the decomposition did not\n{plan}")
-    values = op.name.split(".")[0] not in _NO_VALUE_CHECK
+    values = not op.name.startswith(_NO_VALUE_CHECK)
     for i, (g, e) in enumerate(zip(got, expected)):
         where = f"{op.name}: result {i}:"
         if (g is e) or (any(g is a for a in args) != any(e is a for a in args)):

@@ -295,3 +295,14 @@ def test_a_decomposition_that_warns_is_not_planned():
             opweave.add(x, 1, out=out)
         assert any("resized" in str(w.message) for w in caught)
         np.testing.assert_array_equal(out.numpy(), [2, 2, 2])
+
+
+@given(st.integers(0, 8), st.integers(0, 8))
+def test_views_of_inputs_at_other_storage_offsets(first, second):
+    base = np.arange(24, dtype=np.float32)
+    x = opweave.tensor(base)
+    for start in (first, second, first):
+        np.testing.assert_array_equal(x[start : start + 16].view(2, 8).numpy(), base[start : start + 16].reshape(2, 8))
+        np.testing.assert_array_equal(
+            x[start : start + 16].view(4, 4).t().numpy(), base[start : start + 16].reshape(4, 4).T
+        )
