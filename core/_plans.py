@@ -46,6 +46,8 @@ __all__ = ["MAX_PLANS", "Plan", "PlanCheckError", "Planned", "Step", "enabled", 
 
 MAX_PLANS = 64  # signatures per (op, key set); beyond it calls run the decomposition unplanned
 TRACE_BIT = _keys.layer_bit(Layer.Trace)
+# While a Python-layer mode (the profiler) is on, calls are not planned: it sees every op a decomposition calls.
+_UNPLANNED_LAYERS = _keys.layer_bit(Layer.Python)
 UNPLANNABLE_TAGS = frozenset(
     {"random", "nondeterministic_seeded", "dynamic_output_shape", "data_dependent_output", "inplace_view"}
 )
@@ -229,7 +231,7 @@ class Planned:
         self.signature = signature_function(op)
 
     def __call__(self, *args):
-        if not _enabled or _tls.recorder is not None:
+        if not _enabled or _tls.recorder is not None or _STATE.included & _UNPLANNED_LAYERS:
             return self.decomposition(*args)
         try:
             key = self.signature(*args)
@@ -297,12 +299,12 @@ def _tensor_key(t):
     """The part of a plan key one tensor argument contributes (None for None)."""
     if t is None:
         return None
-    if type(t) is not Tensor:
+    if not isinstance(t, Tensor):
         return _value_key(t)
     stride = t._stride if t._stride is not None else t.stride()
     if t._wrapped_number:  # a Python scalar: decompositions read its value (``to_dtype``)
         return (t._dtype, t._shape, stride, t._offset, t._device, t._keys, _number_key(t._native.item()))
-    return (t._dtype, t._shape, stride, t._offset, t._device, t._keys)
+    return (t._dtype, t._shape, stride, t._offset, t._device, t._keys, type(t))  # nn.Parameter is a Tensor too
 
 
 def _number_key(x):
@@ -319,7 +321,7 @@ def _value_key(v):
     if tv is float or tv is complex:
         return (tv, _number_key(v))
     if tv is list or tv is tuple:
-        return (tv, tuple(_tensor_key(x) if type(x) is Tensor else _value_key(x) for x in v))
+        return (tv, tuple(_tensor_key(x) if isinstance(x, Tensor) else _value_key(x) for x in v))
     if tv.__module__ in ("opweave._dtype", "opweave._device"):
         return (tv, v)
     raise _NoPlan(tv.__name__)  # generators and other objects with state
@@ -329,10 +331,10 @@ def _aliasing(*tensors):
     """Which tensor arguments are the same object (a pattern of first-occurrence indices), or None."""
     flat = []
     for t in tensors:
-        if type(t) is Tensor:
+        if isinstance(t, Tensor):
             flat.append(t)
         elif type(t) in (list, tuple):
-            flat.extend(x for x in t if type(x) is Tensor)
+            flat.extend(x for x in t if isinstance(x, Tensor))
     ids = [id(t) for t in flat]
     return None if len(set(ids)) == len(ids) else tuple(ids.index(i) for i in ids)
 
@@ -341,10 +343,10 @@ def _storage_aliasing(*tensors):
     """Which tensor arguments share a storage (for ops that write: ``out=`` overlap checks depend on it)."""
     flat = []
     for t in tensors:
-        if type(t) is Tensor:
+        if isinstance(t, Tensor):
             flat.append(t)
         elif type(t) in (list, tuple):
-            flat.extend(x for x in t if type(x) is Tensor)
+            flat.extend(x for x in t if isinstance(x, Tensor))
     ids = [_storage_id(t) for t in flat]
     return tuple(ids.index(i) for i in ids)
 
@@ -417,11 +419,11 @@ class _Recorder:
         self.keep_out: list = []  # each step's output
         self.result_renames: dict = {}
         for i, v in enumerate(args):
-            if type(v) is Tensor:
+            if isinstance(v, Tensor):
                 self.slots.setdefault(id(v), _Slot(f"a{i}"))
             elif type(v) in (list, tuple):
                 for j, x in enumerate(v):
-                    if type(x) is Tensor:
+                    if isinstance(x, Tensor):
                         self.slots.setdefault(id(x), _Slot(f"a{i}[{j}]"))
 
     def fail(self, why: str) -> None:
@@ -432,7 +434,7 @@ class _Recorder:
     def template(self, value):
         """The argument template of ``value``: a slot, a constant, or a container of them."""
         tv = type(value)
-        if tv is Tensor:
+        if isinstance(value, Tensor):
             slot = self.slots.get(id(value))
             if slot is not None:
                 return slot
@@ -464,9 +466,9 @@ class _Recorder:
         self.steps.append(Step(op, kernel, template, why, layout))
         self.keep.append(out)
         self.keep_out.append(out)
-        if type(out) is Tensor:
+        if isinstance(out, Tensor):
             self.slots.setdefault(id(out), _Slot(name))
-        elif type(out) in (tuple, list) and all(type(o) is Tensor for o in out):
+        elif type(out) in (tuple, list) and all(isinstance(o, Tensor) for o in out):
             for j, o in enumerate(out):
                 self.slots.setdefault(id(o), _Slot(f"{name}[{j}]"))
         elif out is not None:
@@ -475,9 +477,9 @@ class _Recorder:
     def finish(self, out, keyset: int):
         """The Plan of this call, or the reason it has none."""
         if self.failed is None:
-            if type(out) is Tensor:
+            if isinstance(out, Tensor):
                 result = self.slots.get(id(out))
-            elif type(out) in (tuple, list) and all(type(o) is Tensor for o in out):
+            elif type(out) in (tuple, list) and all(isinstance(o, Tensor) for o in out):
                 names = [self.slots.get(id(o)) for o in out]
                 result = None if any(n is None or isinstance(n, _Const) for n in names) else _result_tuple(out, names)
             else:
@@ -620,7 +622,7 @@ def _checked(planned: Planned, plan: Plan, args: tuple):
     global _enabled
     op = planned.op
     names = op.schema.mutated_arguments
-    written = [a for a, arg in zip(args, op.schema.arguments) if arg.name in names and type(a) is Tensor]
+    written = [a for a, arg in zip(args, op.schema.arguments) if arg.name in names and isinstance(a, Tensor)]
     before = [(_layout(t), t._st, _copy(_host(t))) for t in written]
     was, _enabled = _enabled, False  # the reference run plans nothing, inner ops included
     try:
@@ -686,7 +688,7 @@ def _same_values(a, b) -> bool:
 
 
 def _compare(op, plan: Plan, got, expected, args) -> None:
-    if type(expected) is Tensor:
+    if isinstance(expected, Tensor):
         got, expected = (got,), (expected,)
     if type(got) not in (tuple, list) or len(got) != len(expected):
         raise PlanCheckError(f"{op.name}: the plan returned {type(got).__name__}, the decomposition did not\n{plan}")
