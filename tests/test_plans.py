@@ -306,3 +306,32 @@ def test_views_of_inputs_at_other_storage_offsets(first, second):
         np.testing.assert_array_equal(
             x[start : start + 16].view(4, 4).t().numpy(), base[start : start + 16].reshape(4, 4).T
         )
+
+
+SCALAR_OPS = ["add.Tensor", "sub.Tensor", "mul.Tensor", "div.Tensor", "eq.Tensor", "ne.Tensor", "lt.Tensor"]
+SCALAR_OPS += ["le.Tensor", "gt.Tensor", "ge.Tensor"]
+
+
+@given(
+    st.sampled_from([np.float32, np.float64]),
+    st.sampled_from(SCALAR_OPS),
+    hnp.array_shapes(min_dims=0, max_dims=2, max_side=4),
+    st.one_of(st.floats(), st.integers(-(2**63), 2**63 - 1), st.booleans()),
+    st.booleans(),
+    st.data(),
+)
+def test_python_scalar_operands_match_the_decomposition(dtype, name, shape, scalar, reflected, data):
+    """The direct kernels' scalar path (no tensor for the scalar) gives the decomposition's bits and dtype."""
+    x = data.draw(hnp.arrays(dtype, shape, elements=st.floats(width=32)))
+    a = opweave.tensor(x)
+    op = ops.lookup(name)
+    s = opweave._tensor.wrap_scalar(scalar)
+    args = (s, a) if reflected else (a, s)
+    rest = (1,) if name in ("add.Tensor", "sub.Tensor") else ()
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error")  # the scalar path must not warn where the decomposition does not
+        got = op(*args)
+        expected = op.decomposition(*args, *rest)
+    assert got.dtype is expected.dtype and got.shape == expected.shape
+    assert bits(got) == bits(expected)
+    assert opweave.dispatch.explain(op, a, 2.0).reasons[-1] == "Dense×cpu: kernel from cpu"

@@ -249,6 +249,7 @@ def same_kind_binary(
     wrap: Callable[[Any, DType], Tensor],
     materialise: Callable[[Tensor], Any],
     what: str = "binary op",
+    result_dtype: DType | None = None,
 ) -> Callable[..., Tensor]:
     """A direct kernel for a binary canonical op (``add.Tensor``, ``mul.Tensor``...) on backend-native arrays.
 
@@ -257,6 +258,12 @@ def same_kind_binary(
     where ``nx`` is ``x``'s cached native view or ``materialise(x)``; otherwise it declines, so
     the op's decomposition (promotion, broadcasting, the prim) runs the call. It is the CPU's
     ``a + b``; building it here keeps that path as short as a hand-written one.
+
+    A wrapped Python bool/int/float beside a floating tensor of one of ``dtypes`` is taken too
+    (``a * 2.0``, ``1 - a``): PyTorch's promotion keeps the tensor's dtype, and ``compute``
+    receives the Python number itself (NumPy's weak scalars give the same result), so no
+    tensor is made for the scalar. A value the dtype cannot hold finitely declines.
+    ``result_dtype``: the result's dtype when it is not the operands' (``bool`` for comparisons).
     """
 
     def kernel(x, y, *rest):
@@ -265,7 +272,9 @@ def same_kind_binary(
         dtype = x._dtype
         if dtype is y._dtype and dtype in dtypes and x._shape == y._shape:
             a, b = x._native, y._native
-            return wrap(compute(materialise(x) if a is None else a, materialise(y) if b is None else b), dtype)
+            return wrap(
+                compute(materialise(x) if a is None else a, materialise(y) if b is None else b), result_dtype or dtype
+            )
         # A Python bool/int/float beside a floating tensor keeps the tensor's dtype (PyTorch's promotion);
         # NumPy's weak Python scalars compute the same, and no tensor is made for the scalar.
         other = y._dtype
@@ -273,12 +282,12 @@ def same_kind_binary(
             value = y._native.item()
             if -_largest(dtype) <= value <= _largest(dtype):  # else NumPy warns on the cast; PyTorch gives inf
                 a = x._native
-                return wrap(compute(materialise(x) if a is None else a, value), dtype)
+                return wrap(compute(materialise(x) if a is None else a, value), result_dtype or dtype)
         if x._wrapped_number and other in dtypes and other.is_floating_point and dtype.kind != "complex":
             value = x._native.item()
             if -_largest(other) <= value <= _largest(other):
                 b = y._native
-                return wrap(compute(value, materialise(y) if b is None else b), other)
+                return wrap(compute(value, materialise(y) if b is None else b), result_dtype or other)
         raise Decline(f"{what}: not two same-shape tensors of one of its dtypes")
 
     kernel.__doc__ = f"{what} for two same-shape tensors of one dtype in {sorted(d.name for d in dtypes)}."
