@@ -494,27 +494,35 @@ class _Recorder:
 
     def _fold(self, result: str) -> None:
         """Constant folding: a step that only reads constants (``broadcast_in_dim`` of a wrapped scalar)
-        becomes a constant, its recorded output kept, unless the result or a later write uses it."""
-        written = set()
+        becomes a constant, its recorded output kept. Factories are never folded (each call gets its
+        own memory), nor a step whose output — or a view of it — is written or returned."""
+        root = {}  # slot -> the slot whose memory it views (itself when it is not a view)
+        for i, step in enumerate(self.steps):
+            source = step.args[0] if step.args else None
+            if "view" in step.op.tags and isinstance(source, _Slot):
+                base = str(source).split("[")[0]
+                root[f"r{i}"] = root.get(base, base)
+        forbidden = set()
         for step in self.steps:
             mutated = step.op.schema.mutated_arguments
             for arg, value in zip(step.op.schema.arguments, step.args):
                 if arg.name in mutated:
-                    written.update(_slots_in(value))
-        outputs = {str(x) for x in _slots_in_text(result)}
+                    forbidden.update(root.get(x, x) for x in _slots_in(value))
+        forbidden.update(root.get(x, x) for x in _slots_in_text(result))
         folded = {}  # slot name -> constant
         kept = []
         for i, step in enumerate(self.steps):
             args = tuple(_substitute(a, folded) for a in step.args)
             name = f"r{i}"
             out = self.keep_out[i]
+            leaves = list(_leaves(args))
             foldable = (
                 type(out) is Tensor
                 and not step.op.schema.mutated_arguments
                 and not (step.op.tags & UNPLANNABLE_TAGS)
-                and all(not isinstance(x, _Slot) for x in _leaves(args))
-                and name not in written
-                and name not in outputs
+                and any(isinstance(x, _Const) for x in leaves)
+                and not any(isinstance(x, _Slot) for x in leaves)
+                and name not in forbidden
             )
             if foldable:
                 self.constants.append(out)

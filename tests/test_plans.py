@@ -335,3 +335,17 @@ def test_python_scalar_operands_match_the_decomposition(dtype, name, shape, scal
     assert got.dtype is expected.dtype and got.shape == expected.shape
     assert bits(got) == bits(expected)
     assert opweave.dispatch.explain(op, a, 2.0).reasons[-1] == "Dense×cpu: kernel from cpu"
+
+
+def test_internal_buffers_are_fresh_on_every_replay():
+    """A decomposition that fills a buffer it allocated (no folding of factories or written memory)."""
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        x = rng.standard_normal((3, 3)).astype(np.float32)
+        lu, pivots = opweave.linalg.lu_factor(opweave.tensor(x))
+        p, low, up = opweave.lu_unpack(lu, pivots)
+        np.testing.assert_allclose((p @ low @ up).numpy(), x, rtol=1e-5, atol=1e-5)
+        b = rng.random(5) > 0.5
+        out = opweave.empty(4, dtype=opweave.bool)
+        opweave.diff(opweave.tensor(b), out=out)
+        np.testing.assert_array_equal(out.numpy(), np.diff(b))
