@@ -49,7 +49,8 @@ def to_tensor(value, op: str, arg: str, written: bool = False):
     """A Tensor argument: Tensors pass, Python/NumPy scalars become wrapped 0-dim tensors.
 
     For the ops in :data:`NO_NUMBERS` a number is a TypeError, as in PyTorch. An argument the op
-    writes (``written``) gets a tensor of its own; others may share one (:func:`scalar_tensor`).
+    writes or returns a view of (``written``: its schema type has an alias annotation) gets a
+    tensor of its own; others may share one (:func:`scalar_tensor`).
     """
     if isinstance(value, Tensor):
         return value
@@ -67,9 +68,9 @@ _SCALAR_MEMO_TYPES = frozenset({bool, int, float})
 def scalar_tensor(value):
     """``value`` wrapped as a 0-dim tensor, shared between calls with the same Python scalar.
 
-    A wrapped number is never written (it is not a user's tensor, and an in-place op on a
-    number argument raises before writing), so ``a * 2.0`` reuses one wrapped ``2.0`` instead
-    of allocating a tensor per call. Zeros and NaN are not shared (``0.0 == -0.0``; NaN is
+    A shared wrapped number is never written nor returned: arguments with an alias annotation
+    (in-place, ``out=``, views) get their own (see ``_binding``), so ``a * 2.0`` reuses one
+    wrapped ``2.0`` instead of allocating a tensor per call. Zeros and NaN are not shared (``0.0 == -0.0``; NaN is
     not equal to itself); the memo keeps at most 1024 values.
     """
     tv = type(value)

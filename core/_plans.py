@@ -489,6 +489,8 @@ class _Recorder:
             else:
                 self._fold(result)
                 result = _rename_text(result, self.result_renames)
+                if self.failed is not None:
+                    return self.failed
                 return Plan(self.op, keyset, self.steps, result, self.constants, _dispatcher.plan_generation)
         return self.failed
 
@@ -496,12 +498,17 @@ class _Recorder:
         """Constant folding: a step that only reads constants (``broadcast_in_dim`` of a wrapped scalar)
         becomes a constant, its recorded output kept. Factories are never folded (each call gets its
         own memory), nor a step whose output — or a view of it — is written or returned."""
-        root = {}  # slot -> the slot whose memory it views (itself when it is not a view)
+        root = {}  # slot -> the slot (or constant) whose memory it views (itself when it is not a view)
         for i, step in enumerate(self.steps):
             source = step.args[0] if step.args else None
             if "view" in step.op.tags and isinstance(source, _Slot):
                 base = str(source).split("[")[0]
                 root[f"r{i}"] = root.get(base, base)
+            elif "view" in step.op.tags and isinstance(source, _Const):
+                root[f"r{i}"] = source
+        if any(isinstance(root.get(x), _Const) for x in _slots_in_text(result)):
+            self.fail("the result is a view of a constant")
+            return
         forbidden = set()
         for step in self.steps:
             mutated = step.op.schema.mutated_arguments
