@@ -497,7 +497,8 @@ class _Recorder:
     def _fold(self, result: str) -> None:
         """Constant folding: a step that only reads constants (``broadcast_in_dim`` of a wrapped scalar)
         becomes a constant, its recorded output kept. Factories are never folded (each call gets its
-        own memory), nor a step whose output — or a view of it — is written or returned."""
+        own memory), nor a step whose output — or a view of it — is written or returned, nor one
+        whose output is not on the CPU (a plan keeps no device memory alive)."""
         root = {}  # slot -> the slot (or constant) whose memory it views (itself when it is not a view)
         for i, step in enumerate(self.steps):
             source = step.args[0] if step.args else None
@@ -525,6 +526,7 @@ class _Recorder:
             leaves = list(_leaves(args))
             foldable = (
                 type(out) is Tensor
+                and out._device.type == "cpu"  # a plan holds no device memory (allocators return to baseline)
                 and not step.op.schema.mutated_arguments
                 and not (step.op.tags & UNPLANNABLE_TAGS)
                 and any(isinstance(x, _Const) for x in leaves)
