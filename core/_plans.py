@@ -610,9 +610,12 @@ def trace_fallback(op, keyset: int, *args):
     backends = below >> LAYER_BITS
     if backends & (backends - 1):
         below = _dispatcher.mixed_device_keyset(op, below, args)
+    declines = []  # (candidate, its reason) of the kernels that declined, for ``explain``
     for fn, why in _dispatcher.candidates(op, below):
         if isinstance(fn, Planned) or fn is op.decomposition:
             decomposition = fn.decomposition if isinstance(fn, Planned) else fn
+            if declines:
+                _dispatcher.declines[(op.name, below)] = declines
             return decomposition(*args)  # descend: the ops it calls are traced
         template = tuple(recorder.template(a) for a in args) if recorder.failed is None else ()
         state = _state()
@@ -621,12 +624,15 @@ def trace_fallback(op, keyset: int, *args):
         recorder.in_leaf += 1
         try:
             out = fn(*args)
-        except _Decline:
+        except _Decline as exc:
+            declines.append((why, str(exc)))
             continue
         finally:
             recorder.in_leaf -= 1
             state.included = saved
         recorder.add_step(op, getattr(fn, "unchecked", fn), template, out, why)
+        if declines:
+            _dispatcher.declines[(op.name, below)] = declines
         return out
     raise NotImplementedError(_dispatcher._missing_message(op, below))
 
