@@ -37,7 +37,9 @@ def _coercion(schema: OpSchema, arg, strict_tensors: bool) -> list[str]:
         test = f"type({n}) is not _Tensor"
         if t.optional:
             test += f" and {n} is not None"
-        lines.append(f"    if {test}: {n} = {fn}({n}, {where})")
+        # an argument the op writes or returns a view of gets a wrapped scalar of its own (see _coerce.scalar_tensor)
+        written = ", True" if not strict_tensors and t.alias is not None else ""
+        lines.append(f"    if {test}: {n} = {fn}({n}, {where}{written})")
     elif t.name == "Tensor":
         fn = "_c.to_tensor_list"
         lines.append(f"    {n} = {fn}({n}, {where}, {t.elem_optional!r}, {strict_tensors!r})")

@@ -45,18 +45,44 @@ NO_NUMBERS = frozenset(
 )
 
 
-def to_tensor(value, op: str, arg: str):
+def to_tensor(value, op: str, arg: str, written: bool = False):
     """A Tensor argument: Tensors pass, Python/NumPy scalars become wrapped 0-dim tensors.
 
-    For the ops in :data:`NO_NUMBERS` a number is a TypeError, as in PyTorch.
+    For the ops in :data:`NO_NUMBERS` a number is a TypeError, as in PyTorch. An argument the op
+    writes or returns a view of (``written``: its schema type has an alias annotation) gets a
+    tensor of its own; others may share one (:func:`scalar_tensor`).
     """
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (bool, numbers.Number, np.generic)) and not isinstance(value, np.ndarray):
         if op.split(".")[0].rstrip("_") in NO_NUMBERS:
             _fail(value, op, arg, "Tensor")
-        return wrap_scalar(value)
+        return wrap_scalar(value) if written else scalar_tensor(value)
     _fail(value, op, arg, "Tensor")
+
+
+_scalars: dict = {}  # (type, value) -> its wrapped 0-dim tensor (see ``scalar_tensor``)
+_SCALAR_MEMO_TYPES = frozenset({bool, int, float})
+
+
+def scalar_tensor(value):
+    """``value`` wrapped as a 0-dim tensor, shared between calls with the same Python scalar.
+
+    A shared wrapped number is never written nor returned: arguments with an alias annotation
+    (in-place, ``out=``, views) get their own (see ``_binding``), so ``a * 2.0`` reuses one
+    wrapped ``2.0`` instead of allocating a tensor per call. Zeros and NaN are not shared (``0.0 == -0.0``; NaN is
+    not equal to itself); the memo keeps at most 1024 values.
+    """
+    tv = type(value)
+    if tv not in _SCALAR_MEMO_TYPES or not value or value != value or (tv is int and not -(2**62) < value < 2**62):
+        return wrap_scalar(value)
+    key = (tv, value)
+    found = _scalars.get(key)
+    if found is None:
+        found = wrap_scalar(value)
+        if len(_scalars) < 1024:
+            _scalars[key] = found
+    return found
 
 
 def check_tensor(value, op: str, arg: str):

@@ -36,7 +36,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 
-from . import _backends, _fallback, _kernel_check, _keys
+from . import _backends, _fallback, _kernel_check, _keys, _plans
 from ._keys import LAYER_BITS, Layer
 from ._tensor import Tensor
 
@@ -97,6 +97,7 @@ class Dispatcher:
         self.ops: dict = {}  # qualified name -> OpOverload (the catalog; filled by ``_ops``)
         self.bits = _keys.BITS
         self.generation = 0  # bumped by restore(): derived state (autocast kernels) is recomputed
+        self.plan_generation = 0  # bumped by every change of a table: per-signature plans are dropped
         self._caches: dict = {}  # op -> its cache dict (key set -> callable)
 
     # -- caches ---------------------------------------------------------------------------------
@@ -109,7 +110,8 @@ class Dispatcher:
         return cache
 
     def invalidate(self, op=None) -> None:
-        """Forget resolved kernels: of ``op`` only, or of every op (``op=None``)."""
+        """Forget resolved kernels: of ``op`` only, or of every op (``op=None``); every plan is dropped."""
+        self.plan_generation += 1  # a plan of any op may have called ``op``'s kernels
         if op is not None:
             cache = self._caches.get(op)
             if cache:
@@ -287,7 +289,10 @@ class Dispatcher:
             if stack:
                 yield stack[-1].fn, f"{layer.name}×{backend}: CompositeImplicit kernel from {stack[-1].source}"
             elif op.decomposition is not None:
-                yield op.decomposition, f"{layer.name}×{backend}: CompositeImplicit decomposition"
+                fn = op.decomposition
+                if layer is Layer.Dense:
+                    fn = _plans.planned(op, fn, keyset)
+                yield fn, f"{layer.name}×{backend}: CompositeImplicit decomposition"
         if layer is Layer.Dense and op.kind == "prim":
             cpu = self.kernel(op, Layer.Dense, "cpu")
             fb = _fallback.kernel_for(op, backend, cpu, declined=own)
@@ -451,3 +456,5 @@ def _warning_kernel(kernel: Kernel, message: str) -> Kernel:
 
 
 DISPATCHER = Dispatcher()
+_plans.install(DISPATCHER, Decline)
+DISPATCHER.register_fallback(Layer.Trace, None, _plans.trace_fallback, "core")

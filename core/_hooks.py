@@ -31,6 +31,15 @@ class _Lazy(threading.local):
 _lazy = _Lazy()
 
 
+class _Trace(threading.local):
+    recorder = None  # the recorder (``_plans``) of the call this thread is tracing into a plan, or None
+
+
+#: Per-thread tracing state of per-signature plans: ``Tensor._set_metadata`` and the data reads of
+#: ``Tensor`` tell the recorder (a call whose decomposition does either in Python is not planned).
+trace = _Trace()
+
+
 def add_allocation_observer(observer: Callable) -> None:
     """Call ``observer(storage)`` for every :class:`Storage` constructed (any backend, any thread) until removed.
 

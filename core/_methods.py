@@ -16,6 +16,7 @@ from ._device import as_device
 from ._device import device as _device_cls
 from ._indexing import __getitem__, __setitem__
 from ._ops import canonical, prims
+from ._plans import note_unplannable
 from ._tensor import Tensor
 
 _OPERAND_TYPES = (Tensor, int, float, bool, complex, np.generic)
@@ -185,6 +186,7 @@ def install(namespace: dict) -> None:
 
 
 def _host(t: Tensor) -> np.ndarray:
+    note_unplannable("the decomposition reads tensor data")
     return _backends.get(t.device.type).copy_to_host(t)
 
 
@@ -203,6 +205,7 @@ def tolist(self: Tensor) -> list | complex:
 
 def numpy(self, *, force: bool = False) -> np.ndarray:
     """A NumPy array sharing memory with this CPU tensor (``force=True`` copies from other devices)."""
+    note_unplannable("the decomposition reads tensor data")
     view = _backends.get(self.device.type).host_view(self)
     if view is not None:
         return view

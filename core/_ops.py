@@ -143,13 +143,18 @@ class OpPacket:
             raise AttributeError(f"op '{self.name}' has no overload '{overload}'") from None
 
     def __call__(self, *args, **kwargs):
-        key = (tuple(map(type, args)), tuple(kwargs), tuple(map(type, kwargs.values())) if kwargs else ())
+        # argument types (and keyword names) -> overload; a call without keywords keys on a tuple of types only
+        key = (
+            (tuple(kwargs), tuple(map(type, args)), tuple(map(type, kwargs.values())))
+            if kwargs
+            else tuple(map(type, args))
+        )
         choice = self._choices.get(key)
         if choice is not None:
             op, packs = choice
             return op._entry(*(pack_varargs(op, args) if packs else args), **kwargs)
         op, packed, kwargs = self._choose(args, kwargs)
-        if not any(isinstance(v, (list, tuple)) for v in (*args, *kwargs.values())) and "out" not in key[1]:
+        if not any(isinstance(v, (list, tuple)) for v in (*args, *kwargs.values())) and "out" not in kwargs:
             self._choices[key] = (op, packed is not args)  # types decide unless a sequence's contents matter
         return op._entry(*packed, **kwargs)
 

@@ -239,6 +239,9 @@ class Tensor:
 
     def _set_metadata(self, storage, shape, stride, offset):
         """Change this tensor's view in place (resize_, set_)."""
+        recorder = _hooks.trace.recorder
+        if recorder is not None and not recorder.in_leaf:
+            recorder.fail("the decomposition changes a tensor's metadata")
         self._storage = storage
         self._shape = Size(shape)
         self._stride = tuple(stride)

@@ -16,9 +16,15 @@ from ._dispatch import (
     snapshot,
 )
 from ._keys import Alias, Layer, backend_bit, format_keyset, layer_bit, layers_at_and_above
+from ._plans import Plan, PlanCheckError, Step
+from ._plans import plans_of as plans
 from ._state import keys_excluded, keys_included
 
 __all__ = [
+    "Plan",
+    "PlanCheckError",
+    "Step",
+    "plans",
     "Alias",
     "Decline",
     "cached_key_sets",

@@ -16,7 +16,8 @@ python -m pytest -q -p no:cacheprovider -n auto --dist loadfile "$@" || status=$
 opweave conformance --backend opencl --profile quick --quiet > opencl-conformance.log 2>&1 &
 opencl=$!
 # A failing step does not skip the others: each reports, and the script fails if any did.
-opweave conformance --backend cpu --profile quick --quiet || status=$?
+# The CPU run checks every per-signature plan against its decomposition (docs/plans.md).
+OPWEAVE_CHECK_PLANS=1 opweave conformance --backend cpu --profile quick --quiet || status=$?
 opweave conformance --backend vnpu --profile quick --quiet || status=$?
 opweave conformance --backend cpu --distributed 2 || status=$?  # the c10d:: collectives across 2 ranks (MPI)
 opweave conformance --backend vnpu --distributed 2 || status=$?  # the same staged through host memory

@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .. import _keys
 from .._backends import Backend, get
 from .._device import device as Device
@@ -233,12 +235,24 @@ def qparams(t: Tensor) -> QParams | None:
     return t._qparams
 
 
+_LARGEST: dict = {}
+
+
+def _largest(dtype: DType) -> float:
+    """The largest finite value of a floating dtype."""
+    found = _LARGEST.get(dtype)
+    if found is None:
+        found = _LARGEST[dtype] = float(np.finfo(dtype.numpy).max)
+    return found
+
+
 def same_kind_binary(
     compute: Callable[[Any, Any], Any],
     dtypes: frozenset,
     wrap: Callable[[Any, DType], Tensor],
     materialise: Callable[[Tensor], Any],
     what: str = "binary op",
+    result_dtype: DType | None = None,
 ) -> Callable[..., Tensor]:
     """A direct kernel for a binary canonical op (``add.Tensor``, ``mul.Tensor``...) on backend-native arrays.
 
@@ -247,6 +261,12 @@ def same_kind_binary(
     where ``nx`` is ``x``'s cached native view or ``materialise(x)``; otherwise it declines, so
     the op's decomposition (promotion, broadcasting, the prim) runs the call. It is the CPU's
     ``a + b``; building it here keeps that path as short as a hand-written one.
+
+    A wrapped Python bool/int/float beside a floating tensor of one of ``dtypes`` is taken too
+    (``a * 2.0``, ``1 - a``): PyTorch's promotion keeps the tensor's dtype, and ``compute``
+    receives the Python number itself (NumPy's weak scalars give the same result), so no
+    tensor is made for the scalar. A value the dtype cannot hold finitely declines.
+    ``result_dtype``: the result's dtype when it is not the operands' (``bool`` for comparisons).
     """
 
     def kernel(x, y, *rest):
@@ -255,7 +275,22 @@ def same_kind_binary(
         dtype = x._dtype
         if dtype is y._dtype and dtype in dtypes and x._shape == y._shape:
             a, b = x._native, y._native
-            return wrap(compute(materialise(x) if a is None else a, materialise(y) if b is None else b), dtype)
+            return wrap(
+                compute(materialise(x) if a is None else a, materialise(y) if b is None else b), result_dtype or dtype
+            )
+        # A Python bool/int/float beside a floating tensor keeps the tensor's dtype (PyTorch's promotion);
+        # NumPy's weak Python scalars compute the same, and no tensor is made for the scalar.
+        other = y._dtype
+        if y._wrapped_number and dtype in dtypes and dtype.is_floating_point and other.kind != "complex":
+            value = y._native.item()
+            if -_largest(dtype) <= value <= _largest(dtype):  # else NumPy warns on the cast; PyTorch gives inf
+                a = x._native
+                return wrap(compute(materialise(x) if a is None else a, value), result_dtype or dtype)
+        if x._wrapped_number and other in dtypes and other.is_floating_point and dtype.kind != "complex":
+            value = x._native.item()
+            if -_largest(other) <= value <= _largest(other):
+                b = y._native
+                return wrap(compute(value, materialise(y) if b is None else b), result_dtype or other)
         raise Decline(f"{what}: not two same-shape tensors of one of its dtypes")
 
     kernel.__doc__ = f"{what} for two same-shape tensors of one dtype in {sorted(d.name for d in dtypes)}."

@@ -17,10 +17,22 @@ from ._common import native, wrap
 _FAST_DTYPES = frozenset({opweave.float32, opweave.float64})
 
 
-def _binary(name: str, ufunc):
-    kernel = same_kind_binary(ufunc, _FAST_DTYPES, wrap_same, native, f"{name}.Tensor")
-    kernel.__doc__ = f"{name}.Tensor for same-dtype float32/float64 operands (else the decomposition)."
+def _binary(name: str, ufunc, result_dtype=None):
+    kernel = same_kind_binary(ufunc, _FAST_DTYPES, wrap_same, native, f"{name}.Tensor", result_dtype)
+    kernel.__doc__ = (
+        f"{name}.Tensor for same-dtype float32/float64 operands, or one and a Python number (else the decomposition)."
+    )
     return kernel
+
+
+def _quiet(ufunc):
+    """``ufunc`` with NumPy's floating-point warnings off (0/0, inf - inf give NaN silently, as in PyTorch)."""
+
+    def compute(x, y):
+        with np.errstate(all="ignore"):
+            return ufunc(x, y)
+
+    return compute
 
 
 def _sum(self, dtype=None):
@@ -44,6 +56,13 @@ KERNELS = {
     "add.Tensor": _binary("add", np.add),
     "sub.Tensor": _binary("sub", np.subtract),
     "mul.Tensor": _binary("mul", np.multiply),
+    "div.Tensor": _binary("div", _quiet(np.true_divide)),
+    "eq.Tensor": _binary("eq", np.equal, opweave.bool),
+    "ne.Tensor": _binary("ne", np.not_equal, opweave.bool),
+    "lt.Tensor": _binary("lt", np.less, opweave.bool),
+    "le.Tensor": _binary("le", np.less_equal, opweave.bool),
+    "gt.Tensor": _binary("gt", np.greater, opweave.bool),
+    "ge.Tensor": _binary("ge", np.greater_equal, opweave.bool),
     "sum": _sum,
     "matmul": _matmul,
 }
