@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,6 +42,9 @@ from . import _dtype as _dtype_module
 from ._keys import LAYER_BITS, Layer
 from ._state import local
 from ._tensor import Tensor
+
+if TYPE_CHECKING:
+    from ._ops import OpOverload
 
 __all__ = ["MAX_PLANS", "Plan", "PlanCheckError", "Planned", "Step", "enabled", "plans_of"]
 
@@ -104,7 +108,7 @@ class Step:
 
     __slots__ = ("op", "kernel", "args", "why", "layout")
 
-    def __init__(self, op, kernel, args: tuple, why: str, layout=None):
+    def __init__(self, op: OpOverload, kernel: Any, args: tuple, why: str, layout: tuple | None = None) -> None:
         self.op, self.kernel, self.args, self.why, self.layout = op, kernel, args, why, layout
 
     def __repr__(self):
@@ -121,7 +125,7 @@ class Plan:
 
     __slots__ = ("op", "keyset", "steps", "result", "constants", "source", "run", "generation")
 
-    def __init__(self, op, keyset: int, steps: list, result: str, constants: list, generation: int):
+    def __init__(self, op: OpOverload, keyset: int, steps: list, result: str, constants: list, generation: int) -> None:
         self.op, self.keyset, self.steps, self.result = op, keyset, steps, result
         self.constants, self.generation = constants, generation
         self.source, self.run = _compile(self)
@@ -736,7 +740,7 @@ def _compare(op, plan: Plan, got, expected, args) -> None:
 # -- inspection -------------------------------------------------------------------------------
 
 
-def plans_of(op) -> list:
+def plans_of(op: OpOverload) -> list[Plan]:
     """The plans recorded for ``op`` (every key set), newest last."""
     return [p for planned in planned_of(op) for p in planned.plans.values() if isinstance(p, Plan)]
 
