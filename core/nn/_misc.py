@@ -74,6 +74,7 @@ __all__ = [
     "huber_loss",
     "cross_entropy",
     "nll_loss",
+    "ctc_loss",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "kl_div",
@@ -519,6 +520,24 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     """Negative log likelihood of log-probabilities ``input`` (N, C, ...) at class indices ``target``."""
     r = _reduction("nll_loss", reduction, size_average, reduce)
     return canonical.nll_loss_nd(input, target, weight, r, ignore_index)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """Connectionist temporal classification loss of log-probabilities ``log_probs`` (T, N, C) or (T, C).
+
+    ``targets`` are padded (N, S) or concatenated 1-D label sequences; ``input_lengths`` and
+    ``target_lengths`` are int sequences or integer tensors; ``"mean"`` divides each sequence's loss by
+    its target length before averaging; ``zero_infinity`` turns the infinite losses of impossible
+    alignments into 0.
+    """
+    r = _reduction("ctc_loss", reduction)
+    if hasattr(input_lengths, "dtype") or hasattr(target_lengths, "dtype"):
+        if not (hasattr(input_lengths, "dtype") and hasattr(target_lengths, "dtype")):
+            raise TypeError("ctc_loss: input_lengths and target_lengths must both be tensors or both be int lists")
+        return canonical.ctc_loss.Tensor(log_probs, targets, input_lengths, target_lengths, blank, r, zero_infinity)
+    return canonical.ctc_loss.IntList(
+        log_probs, targets, list(input_lengths), list(target_lengths), blank, r, zero_infinity
+    )
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
