@@ -74,7 +74,12 @@ def _same_if_integral(op):
 _unary("ceil", _same_if_integral(ow.ceil))
 _unary("floor", _same_if_integral(ow.floor))
 _unary("trunc", _same_if_integral(ow.trunc))
-_unary("round", _same_if_integral(ow.round))
+_unary(
+    "round",
+    lambda x: (
+        ow.complex(ow.round(ow.real(x)), ow.round(ow.imag(x))) if x.dtype.is_complex else _same_if_integral(ow.round)(x)
+    ),
+)
 _unary("negative", ow.neg)
 _unary("positive", lambda x: x.clone())
 _unary("bitwise_invert", ow.bitwise_not)

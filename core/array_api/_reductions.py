@@ -116,7 +116,7 @@ def _cumulative(fn, identity, x: Tensor, axis, dtype, include_initial: builtins.
         raise ValueError(f"{name}(): the input must have at least one dimension")
     (axis,) = axes(axis, x.ndim, name)
     dt = _accumulation_dtype(x, dtype)
-    out = fn(x.to(dt), dim=axis)
+    out = fn(x.to(dt), dim=axis, dtype=dt)
     if include_initial:
         shape = list(x.shape)
         shape[axis] = 1

@@ -122,7 +122,11 @@ class UniqueInverse(NamedTuple):
 def _unique(x: Tensor):
     flat = x.reshape(-1)
     n = flat.shape[0]
-    order = ow.sort(flat, stable=True).indices
+    if flat.dtype.is_complex:  # lexicographic order: by the imaginary part, then stably by the real part
+        order = ow.sort(ow.imag(flat), stable=True).indices
+        order = order[ow.sort(ow.real(flat)[order], stable=True).indices]
+    else:
+        order = ow.sort(flat, stable=True).indices
     ordered = flat[order]
     if n == 0:
         empty = ow.zeros((0,), dtype=ow.int64, device=x.device)
