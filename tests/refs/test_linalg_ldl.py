@@ -52,8 +52,9 @@ def test_ldl_factor_and_solve_match_lapack(seed, batch, n, dtype_name, hermitian
     assert ld.dtype == t.dtype and piv.dtype == ow.int32 and info.dtype == ow.int32
     assert tuple(ld.shape) == a.shape and tuple(piv.shape) == a.shape[:-1] and tuple(info.shape) == batch
     assert ow.equal(t, ow.tensor(a))  # the input is left intact
-    flat = a.reshape(int(np.prod(batch)), n, n)
-    got_ld, got_piv, got_info = (x.numpy().reshape(int(np.prod(batch)), *x.shape[len(batch) :]) for x in (ld, piv, info))
+    count = int(np.prod(batch))
+    flat = a.reshape(count, n, n)
+    got_ld, got_piv, got_info = (x.numpy().reshape(count, *x.shape[len(batch) :]) for x in (ld, piv, info))
     exact = dtype in (np.float64, np.complex128)  # float32 pivot choices may differ on LAPACK's rounding
     scale = max(1.0, float(np.abs(a).max(initial=0)))
     tol = (1e-9 if exact else 1e-3) * scale
