@@ -245,10 +245,21 @@ def polygamma(n, self):
 
 
 def mvlgamma(self, p):
-    """Multivariate log-gamma of dimension ``p``; every element must exceed ``(p - 1) / 2``."""
+    """Multivariate log-gamma of dimension ``p``: ``sum(lgamma(x - j/2) for j < p) + p(p-1)/4 log(pi)``.
+
+    As PyTorch, no domain check: below ``(p - 1) / 2`` the sum of ``log|Γ|`` is still defined (``inf`` at
+    the poles, at ``-inf`` and ``+inf``, NaN for NaN). The prim ``mvlgamma`` keeps its domain ``x > (p - 1) / 2``.
+    """
     if p < 1:
         raise ValueError(f"mvlgamma: argument 'p' must be at least 1, got {p}")
-    return apply_prim("mvlgamma", "mvlgamma", (self,), P.INT_TO_FLOAT, FLOAT, extra=(p,))
+    compute, result = elementwise_dtypes(self, kind=P.INT_TO_FLOAT)
+    check_dtype("mvlgamma", compute, FLOAT)
+    x = to_dtype(self, compute)
+    total = ops.lgamma(x)
+    for j in range(1, p):
+        total = ops.add(total, ops.lgamma(ops.sub(x, j / 2)))
+    total = ops.add(total, p * (p - 1) / 4 * math.log(math.pi))
+    return to_dtype(ops.where(ops.isneginf(x), ops.full_like(x, float("inf")), total), result)
 
 
 # -- classification -----------------------------------------------------------------
