@@ -203,8 +203,9 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     """``input / sqrt(mean(input²) + eps) * weight`` over the trailing dims; ``eps`` defaults to the dtype's eps."""
     op = "rms_norm"
     dims = _check_normalized(op, input, normalized_shape, weight)
-    x = opmath(op, input, "input")
-    eps = _dtype.finfo(x.dtype).eps if eps is None else eps
+    # complex inputs as PyTorch's composite: the mean of the complex squares, a complex rsqrt
+    x = to_dtype(input, _dtype.opmath_dtype(input.dtype)) if input.dtype.is_complex else opmath(op, input, "input")
+    eps = _dtype.finfo(x.dtype.to_real() if x.dtype.is_complex else x.dtype).eps if eps is None else eps
     ms = mean(prims.mul(x, x), dims)
     y = prims.mul(x, keep(prims.rsqrt(prims.add(ms, c(eps, ms))), dims, x))
     if weight is not None:
