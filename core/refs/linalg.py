@@ -1092,7 +1092,8 @@ def linalg_vander(x, N=None):
 
 
 def tensordot(self, other, dims_self, dims_other):
-    """Contract ``dims_self`` of ``self`` with ``dims_other`` of ``other`` (sizes must match; same dtype)."""
+    """Contract ``dims_self`` of ``self`` with ``dims_other`` of ``other`` (same dtype; sizes match, or one is 1
+    and the other side is summed over that dim first, as PyTorch)."""
     op = "tensordot"
     _same_dtype(op, ("self", self), ("other", other))
     if len(dims_self) != len(dims_other):
@@ -1100,7 +1101,11 @@ def tensordot(self, other, dims_self, dims_other):
     ds = [wrap_dim(op, d, self.ndim) for d in dims_self]
     do = [wrap_dim(op, d, other.ndim) for d in dims_other]
     for a, b in zip(ds, do):
-        if self.shape[a] != other.shape[b]:
+        if other.shape[b] == 1 and self.shape[a] != 1:  # a broadcast dim: sum the other side right away (PyTorch)
+            self = ops.sum(self, [a], True, dtype=self.dtype)
+        elif self.shape[a] == 1 and other.shape[b] != 1:
+            other = ops.sum(other, [b], True, dtype=other.dtype)
+        elif self.shape[a] != other.shape[b]:
             raise ValueError(
                 f"{op}: contracted dimensions need to match, but first has size {self.shape[a]} in dim {a} and "
                 f"second has size {other.shape[b]} in dim {b}"

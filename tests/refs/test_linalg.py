@@ -510,6 +510,11 @@ def test_cross_vecdot_kron_tensordot(dtype, seed, dim):
     assert np.allclose(D.kron(_t(a), _t(b[0])).numpy(), np.kron(a, b[0]), atol=tol)
     got = D.tensordot(_t(a, "sliced"), _t(b), [1, 2], [1, 2])
     assert np.allclose(got.numpy(), np.tensordot(a, b, ([1, 2], [1, 2])), atol=tol)
+    # a contracted dim of size 1 broadcasts: the other operand is summed over it first (PyTorch)
+    one = a[:, :1]
+    got = D.tensordot(_t(one), _t(b), [1, 2], [1, 2])
+    assert got.dtype == dtype
+    assert np.allclose(got.numpy(), np.tensordot(one[:, 0], b.sum(1), ([1], [1])), atol=tol)
 
 
 def test_cross_default_dim_and_errors():
