@@ -1077,8 +1077,8 @@ def linalg_diagonal(A, offset=0, dim1=-2, dim2=-1):
 def linalg_vander(x, N=None):
     """Vandermonde matrix ``x[..., i] ** j`` for ``j < N`` (default ``x.shape[-1]``), shape (*, n, N)."""
     op = "linalg_vander"
-    if x.ndim < 1:
-        raise ValueError(f"{op}: argument 'x' must have at least 1 dim")
+    if x.ndim < 1:  # a 0-d x is one point, as PyTorch
+        x = reshape(x, (1,))
     if x.dtype is _dtype.bool_:
         raise TypeError(f"{op}: bool tensors are not supported")
     n = x.shape[-1] if N is None else N
