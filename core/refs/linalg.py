@@ -1389,7 +1389,7 @@ def linalg_tensorsolve(self, other, dims=None):
         A = ops.movedim.intlist(self, src, list(range(self.ndim - len(src), self.ndim)))
     rows = numel(other.shape)
     rest = tuple(A.shape[other.ndim :])
-    if tuple(A.shape[: other.ndim]) != tuple(other.shape) or numel(rest) != rows:
+    if numel(A.shape[: other.ndim]) != rows or numel(rest) != rows:  # sizes only multiply up, as PyTorch
         raise ValueError(f"{op}: 'self' {list(self.shape)} does not match 'other' {list(other.shape)}")
     X = prims.solve(_contig(reshape(A, (rows, rows))), _contig(reshape(other, (rows, 1))), True)
     return reshape(X, rest)
