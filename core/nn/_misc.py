@@ -320,12 +320,16 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Batch normalization over dim 1; ``training`` updates the running statistics in place."""
-    if training:
-        per_channel = input.numel() // max(input.shape[1], 1) if input.ndim > 1 else input.numel()
-        if per_channel <= 1:
+    if training:  # PyTorch's check: the values per channel, N * prod(spatial), must not be exactly 1
+        per_channel = input.shape[0] if input.ndim else 1
+        for size in input.shape[2:]:
+            per_channel *= size
+        if per_channel == 1:
             raise ValueError(
                 f"batch_norm: expected more than 1 value per channel when training, got input size {list(input.shape)}"
             )
+    if input.ndim < 2 and input.numel() == 0:  # PyTorch returns an empty 0- or 1-D input as it is
+        return input.clone()
     return canonical.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, False)
 
 
