@@ -296,7 +296,8 @@ def test_out_variant_and_meta():
     m = D.empty((3, 8), device="meta")
     assert D.fft.rfft(m).shape == (3, 5) and D.fft.rfft(m).dtype is D.complex64
     assert D.fft.irfftn(D.fft.rfftn(m)).shape == (3, 8)
-    assert D.stft(D.empty((64,), device="meta"), 16, return_complex=True).shape == (9, 13)
+    assert D.stft(D.empty((64,), device="meta"), 16, return_complex=True).shape == (9, 17)  # centred: 1 + 64 // 4
+    assert D.stft(D.empty((64,), device="meta"), 16, center=False, return_complex=True).shape == (9, 13)
 
 
 def test_vendor_backend():
