@@ -8,6 +8,9 @@ their names, the strings opweave's schemas carry).
 
 from __future__ import annotations
 
+import types
+from typing import Any
+
 from . import _dtype
 from ._tensor import Tensor
 
@@ -74,8 +77,28 @@ def type_as(self, other: Tensor) -> Tensor:
     return self.to(other.dtype)
 
 
+def __array_namespace__(self: Tensor, /, *, api_version: str | None = None) -> types.ModuleType:
+    """The array API namespace (``opweave.array_api``) for the standard's ``api_version`` (2023.12 or 2024.12)."""
+    if api_version is not None and api_version not in ("2023.12", "2024.12"):
+        raise ValueError(
+            f"__array_namespace__(): api_version {api_version!r} is not supported; use '2023.12' or '2024.12'"
+        )
+    from . import array_api  # deferred: the array API namespace loads on first use
+
+    return array_api
+
+
+def to_device(self: Tensor, device: Any, /, *, stream: Any = None) -> Tensor:
+    """The array API's ``to_device``: ``self`` on ``device`` (``self`` itself when already there)."""
+    if stream is not None:
+        raise ValueError("to_device(): opweave does not take a stream")
+    return self.to(device=device)
+
+
 def install(tensor_cls: type = Tensor) -> None:
-    """Attach the conversion methods and ``chalf`` to Tensor."""
+    """Attach the conversion methods, ``chalf``, ``__array_namespace__`` and ``to_device`` to Tensor."""
+    tensor_cls.__array_namespace__ = __array_namespace__
+    tensor_cls.to_device = to_device
     for name, target in CONVERSIONS.items():
         setattr(tensor_cls, name, _conversion(name, target))
     tensor_cls.chalf = chalf

@@ -22,7 +22,7 @@ from ._ops import canonical
 from ._tensor import Size, Tensor
 from .errors import ValueRuntimeError
 
-__all__ = ["norm", "tensordot", "cdist", "nonzero", "lu", "broadcast_shapes", "unravel_index"]
+__all__ = ["norm", "tensordot", "cdist", "nonzero", "lu", "broadcast_shapes", "unravel_index", "stft"]
 
 
 def norm(
@@ -189,7 +189,37 @@ def unravel_index(indices: Tensor, shape: int | Sequence[int]) -> tuple[Tensor, 
 
 
 # Tensor methods that PyTorch defines through these functions.
-METHODS = {"norm": norm, "nonzero": nonzero, "lu": lu}
+def stft(
+    input: Tensor,  # noqa: A002 - PyTorch's name
+    n_fft: int,
+    hop_length: int | None = None,
+    win_length: int | None = None,
+    window: Tensor | None = None,
+    center: bool = True,
+    pad_mode: str = "reflect",
+    normalized: bool = False,
+    onesided: bool | None = None,
+    return_complex: bool | None = None,
+    align_to_window: bool | None = None,
+) -> Tensor:
+    """PyTorch's ``torch.stft``: frames centred by default (``center=True`` pads ``n_fft // 2`` on both
+    ends with ``pad_mode``), unlike the ATen overload ``opweave.ops.stft`` without ``center``."""
+    return canonical.stft.center(
+        input,
+        n_fft,
+        hop_length,
+        win_length,
+        window,
+        center,
+        pad_mode,
+        normalized,
+        onesided,
+        return_complex,
+        align_to_window,
+    )
+
+
+METHODS = {"norm": norm, "nonzero": nonzero, "lu": lu, "stft": stft}
 
 
 def install(namespace: dict, tensor_cls: type = Tensor) -> None:

@@ -351,7 +351,8 @@ def _softplus(x, beta=1, threshold=20):
 def _mvlgamma(x, p):
     p = int(p)
     x = _fl(x)
-    return sum(sp.gammaln(x - j / 2) for j in range(p)) + p * (p - 1) / 4 * math.log(math.pi)
+    total = sum(sp.gammaln(x - j / 2) for j in range(p)) + p * (p - 1) / 4 * math.log(math.pi)
+    return np.where(np.isneginf(x), np.inf, total)  # log|gamma(-inf)| is inf (SciPy's gammaln gives -inf)
 
 
 def _round_decimals(x, decimals=0):

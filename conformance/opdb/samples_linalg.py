@@ -31,6 +31,8 @@ OVERRIDES: dict[str, dict] = {
     "orgqr": {"self": t(3, 2), "input2": t(2)},
     "ormqr": {"self": t(3, 2), "input2": t(2), "input3": t(3, 2)},
     "linalg_lu_solve": {"LU": spd(), "pivots": PIVOTS, "B": t(3, 2)},
+    **_group({"self": spd()}, "linalg_ldl_factor", "linalg_ldl_factor_ex"),
+    "linalg_ldl_solve": {"LD": spd(), "pivots": PIVOTS, "B": t(3, 2)},
     "lu_unpack": {"LU_data": t(3, 3), "LU_pivots": PIVOTS},
     "lu_solve": {"self": t(3, 2), "LU_data": spd(), "LU_pivots": PIVOTS},
     "linalg_matrix_norm": {"ord": 1},

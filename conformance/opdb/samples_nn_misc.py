@@ -62,6 +62,9 @@ OVERRIDES: dict[str, dict] = {
     "multi_margin_loss": {"self": t(2, 3), "target": ints(2, high=3)},
     "multilabel_margin_loss": {"self": t(2, 3), "target": value([[0, 2, -1], [1, -1, 0]])},
     "cosine_embedding_loss": {"input1": t(2, 3), "input2": t(2, 3), "target": value([1.0, -1.0])},
+    "ctc_loss": {"log_probs": t(5, 2, 4), "targets": ints(2, 3, low=1, high=4), "blank": 0, "reduction": 1},
+    "ctc_loss.IntList": {"input_lengths": [5, 4], "target_lengths": [3, 2]},
+    "ctc_loss.Tensor": {"input_lengths": value([5, 4]), "target_lengths": value([3, 2])},
     "poisson_nll_loss": {"log_input": True, "full": False, "eps": 1e-8, "reduction": 1},
     # embeddings, distances, attention
     "embedding": {"weight": t(5, 3), "indices": ints(2, 3, high=5)},

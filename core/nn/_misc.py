@@ -74,6 +74,7 @@ __all__ = [
     "huber_loss",
     "cross_entropy",
     "nll_loss",
+    "ctc_loss",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "kl_div",
@@ -319,12 +320,16 @@ def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     """Batch normalization over dim 1; ``training`` updates the running statistics in place."""
-    if training:
-        per_channel = input.numel() // max(input.shape[1], 1) if input.ndim > 1 else input.numel()
-        if per_channel <= 1:
+    if training:  # PyTorch's check: the values per channel, N * prod(spatial), must not be exactly 1
+        per_channel = input.shape[0] if input.ndim else 1
+        for size in input.shape[2:]:
+            per_channel *= size
+        if per_channel == 1:
             raise ValueError(
                 f"batch_norm: expected more than 1 value per channel when training, got input size {list(input.shape)}"
             )
+    if input.ndim < 2 and input.numel() == 0:  # PyTorch returns an empty 0- or 1-D input as it is
+        return input.clone()
     return canonical.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, False)
 
 
@@ -519,6 +524,24 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     """Negative log likelihood of log-probabilities ``input`` (N, C, ...) at class indices ``target``."""
     r = _reduction("nll_loss", reduction, size_average, reduce)
     return canonical.nll_loss_nd(input, target, weight, r, ignore_index)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """Connectionist temporal classification loss of log-probabilities ``log_probs`` (T, N, C) or (T, C).
+
+    ``targets`` are padded (N, S) or concatenated 1-D label sequences; ``input_lengths`` and
+    ``target_lengths`` are int sequences or integer tensors; ``"mean"`` divides each sequence's loss by
+    its target length before averaging; ``zero_infinity`` turns the infinite losses of impossible
+    alignments into 0.
+    """
+    r = _reduction("ctc_loss", reduction)
+    if hasattr(input_lengths, "dtype") or hasattr(target_lengths, "dtype"):
+        if not (hasattr(input_lengths, "dtype") and hasattr(target_lengths, "dtype")):
+            raise TypeError("ctc_loss: input_lengths and target_lengths must both be tensors or both be int lists")
+        return canonical.ctc_loss.Tensor(log_probs, targets, input_lengths, target_lengths, blank, r, zero_infinity)
+    return canonical.ctc_loss.IntList(
+        log_probs, targets, list(input_lengths), list(target_lengths), blank, r, zero_infinity
+    )
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):

@@ -244,11 +244,26 @@ def polygamma(n, self):
     return apply_prim("polygamma", "polygamma", (self,), P.INT_TO_FLOAT, FLOAT, extra=(n,))
 
 
+_MVLGAMMA_MAX_P = 1 << 16  # p terms per element are summed at once
+
+
 def mvlgamma(self, p):
-    """Multivariate log-gamma of dimension ``p``; every element must exceed ``(p - 1) / 2``."""
+    """Multivariate log-gamma of dimension ``p``: ``sum(lgamma(x - j/2) for j < p) + p(p-1)/4 log(pi)``.
+
+    As PyTorch, no domain check: below ``(p - 1) / 2`` the sum of ``log|Γ|`` is still defined (``inf`` at
+    the poles, at ``-inf`` and ``+inf``, NaN for NaN). The prim ``mvlgamma`` keeps its domain ``x > (p - 1) / 2``.
+    """
     if p < 1:
         raise ValueError(f"mvlgamma: argument 'p' must be at least 1, got {p}")
-    return apply_prim("mvlgamma", "mvlgamma", (self,), P.INT_TO_FLOAT, FLOAT, extra=(p,))
+    if p > _MVLGAMMA_MAX_P:
+        raise ValueError(f"mvlgamma: argument 'p' must be at most {_MVLGAMMA_MAX_P}, got {p}")
+    compute, result = elementwise_dtypes(self, kind=P.INT_TO_FLOAT)
+    check_dtype("mvlgamma", compute, FLOAT)
+    x = to_dtype(self, compute)
+    halves = ops.mul(ops.arange(p, dtype=compute, device=x.device), 0.5)  # j / 2 for j < p, summed at once
+    total = ops.sum(ops.lgamma(ops.sub(ops.unsqueeze(x, -1), halves)), [-1])
+    total = ops.add(total, p * (p - 1) / 4 * math.log(math.pi))
+    return to_dtype(ops.where(ops.isneginf(x), ops.full_like(x, float("inf")), total), result)
 
 
 # -- classification -----------------------------------------------------------------

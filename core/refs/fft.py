@@ -568,8 +568,7 @@ def istft(
         frames = fft_irfft(spec, n_fft, -1, norm)
     frames = ops.mul.Tensor(frames, w)
     y = _overlap_add(frames, hop)
-    w2 = ops.abs(w) if w.dtype.is_complex else w
-    w2 = ops.mul.Tensor(w2, w2)
+    w2 = ops.mul.Tensor(w, w)  # PyTorch's window.pow(2): a complex window's square, not |w|²
     envelope = _overlap_add(ops.expand(reshape(w2, (1, 1, n_fft)), [1, n_frames, n_fft]), hop)
     expected = n_fft + hop * (n_frames - 1)
     start = n_fft // 2 if center else 0
@@ -579,7 +578,10 @@ def istft(
     envelope = prims.slice_in_dim(envelope, start, max(stop, start), 1, 1)
     if envelope.numel() and envelope.device.type != "meta" and _below_nola(envelope):
         raise ValueError(f"{op}: window overlap add min is below 1e-11 (the window does not satisfy NOLA)")
-    y = ops.div.Tensor(y, cast(envelope, y.dtype.to_real()) if y.dtype.is_complex else envelope)
+    if envelope.dtype.is_complex:
+        y = ops.div.Tensor(cast(y, envelope.dtype) if not y.dtype.is_complex else y, envelope)
+    else:
+        y = ops.div.Tensor(y, cast(envelope, y.dtype.to_real()) if y.dtype.is_complex else envelope)
     if end > expected:
         y = ops.constant_pad_nd(y, [0, end - expected], 0)
     return y if batched else prims.squeeze(y, [0])

@@ -313,7 +313,7 @@ def take_along_dim(self, indices, dim=None):
     op = "take_along_dim"
     check_index_dtype(op, "indices", indices)
     if dim is None:
-        return prims.gather(flatten(self), 0, flatten(indices))
+        return prims.gather(flatten(self), 0, flatten(indices))  # negative indices raise, as PyTorch
     d = wrap_dim(op, dim, self.ndim)
     if self.ndim != indices.ndim:
         raise ValueError(
@@ -326,7 +326,24 @@ def take_along_dim(self, indices, dim=None):
     shape = broadcast_shapes(op, self_sizes, indices.shape)
     source_shape = list(shape)
     source_shape[d] = self.shape[d]
-    return prims.gather(expand(self, source_shape), d, expand(indices, shape))
+    return prims.gather(expand(self, source_shape), d, _wrap_negative(expand(indices, shape), self.shape[d]))
+
+
+def _wrap_negative(indices, size: int):
+    """Negative indices counted from the end of a dim of ``size`` (PyTorch's take_along_dim accepts them)."""
+    if indices.numel() == 0:
+        return indices
+    negative = prims.lt(
+        indices,
+        prims.broadcast_in_dim(prims.full([], 0, dtype=indices.dtype, device=indices.device), list(indices.shape), []),
+    )
+    shifted = prims.add(
+        indices,
+        prims.broadcast_in_dim(
+            prims.full([], size, dtype=indices.dtype, device=indices.device), list(indices.shape), []
+        ),
+    )
+    return prims.where(negative, shifted, indices)
 
 
 # -- searchsorted, bucketize, bincount, histc ------------------------------

@@ -1077,8 +1077,8 @@ def linalg_diagonal(A, offset=0, dim1=-2, dim2=-1):
 def linalg_vander(x, N=None):
     """Vandermonde matrix ``x[..., i] ** j`` for ``j < N`` (default ``x.shape[-1]``), shape (*, n, N)."""
     op = "linalg_vander"
-    if x.ndim < 1:
-        raise ValueError(f"{op}: argument 'x' must have at least 1 dim")
+    if x.ndim < 1:  # a 0-d x is one point, as PyTorch
+        x = reshape(x, (1,))
     if x.dtype is _dtype.bool_:
         raise TypeError(f"{op}: bool tensors are not supported")
     n = x.shape[-1] if N is None else N
@@ -1092,7 +1092,8 @@ def linalg_vander(x, N=None):
 
 
 def tensordot(self, other, dims_self, dims_other):
-    """Contract ``dims_self`` of ``self`` with ``dims_other`` of ``other`` (sizes must match; same dtype)."""
+    """Contract ``dims_self`` of ``self`` with ``dims_other`` of ``other`` (same dtype; sizes match, or one is 1
+    and the other side is summed over that dim first, as PyTorch)."""
     op = "tensordot"
     _same_dtype(op, ("self", self), ("other", other))
     if len(dims_self) != len(dims_other):
@@ -1100,7 +1101,11 @@ def tensordot(self, other, dims_self, dims_other):
     ds = [wrap_dim(op, d, self.ndim) for d in dims_self]
     do = [wrap_dim(op, d, other.ndim) for d in dims_other]
     for a, b in zip(ds, do):
-        if self.shape[a] != other.shape[b]:
+        if other.shape[b] == 1 and self.shape[a] != 1:  # a broadcast dim: sum the other side right away (PyTorch)
+            self = ops.sum(self, [a], True, dtype=self.dtype)
+        elif self.shape[a] == 1 and other.shape[b] != 1:
+            other = ops.sum(other, [b], True, dtype=other.dtype)
+        elif self.shape[a] != other.shape[b]:
             raise ValueError(
                 f"{op}: contracted dimensions need to match, but first has size {self.shape[a]} in dim {a} and "
                 f"second has size {other.shape[b]} in dim {b}"
@@ -1384,7 +1389,7 @@ def linalg_tensorsolve(self, other, dims=None):
         A = ops.movedim.intlist(self, src, list(range(self.ndim - len(src), self.ndim)))
     rows = numel(other.shape)
     rest = tuple(A.shape[other.ndim :])
-    if tuple(A.shape[: other.ndim]) != tuple(other.shape) or numel(rest) != rows:
+    if numel(A.shape[: other.ndim]) != rows or numel(rest) != rows:  # sizes only multiply up, as PyTorch
         raise ValueError(f"{op}: 'self' {list(self.shape)} does not match 'other' {list(other.shape)}")
     X = prims.solve(_contig(reshape(A, (rows, rows))), _contig(reshape(other, (rows, 1))), True)
     return reshape(X, rest)

@@ -255,11 +255,18 @@ def addmv(self, mat, vec, beta=1, alpha=1):
 
 
 def addr(self, vec1, vec2, beta=1, alpha=1):
-    """``beta * self + alpha * outer(vec1, vec2)``; ``self`` broadcasts to n × m. Bool inputs are not supported."""
+    """``beta * self + alpha * outer(vec1, vec2)``; ``self`` broadcasts to n × m. For bool tensors (as PyTorch)
+    ``(beta and self) or (alpha and outer(vec1, vec2))``."""
     _check_ndim("addr", "vec1", vec1, 1)
     _check_ndim("addr", "vec2", vec2, 1)
-    _check_operands("addr", ("vec1", vec1), ("vec2", vec2))
     shape = (vec1.shape[0], vec2.shape[0])
+    if vec1.dtype is _dtype.bool_ and vec2.dtype is _dtype.bool_ and self.dtype is _dtype.bool_:
+        if broadcast_shapes("addr", self.shape, shape) != shape:
+            raise ValueError(f"addr: 'self' of shape {list(self.shape)} cannot be broadcast to {list(shape)}")
+        product = prims.bitwise_and(expand(unsqueeze(vec1, 1), shape), expand(unsqueeze(vec2, 0), shape))
+        product = product if alpha else prims.bitwise_and(product, fill_like(False, product))
+        return prims.bitwise_or(product, expand(self, shape)) if beta else product
+    _check_operands("addr", ("vec1", vec1), ("vec2", vec2))
     product = prims.mul(expand(unsqueeze(vec1, 1), shape), expand(unsqueeze(vec2, 0), shape))
     return _scaled_sum("addr", self, product, beta, alpha)
 

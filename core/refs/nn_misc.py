@@ -409,11 +409,11 @@ def one_hot(self, num_classes=-1):
 # -- distances -------------------------------------------------------------------------------------------
 
 
-def _float_pair(op, x1, x2, int_to_float=False):
+def _float_pair(op, x1, x2, int_to_float=False, allow_complex=False):
     result = _dtype.result_type(x1, x2)
     if int_to_float and not (result.is_floating_point or result.is_complex):  # pairwise_distance, as PyTorch
         result = _dtype.get_default_dtype()
-    if not result.is_floating_point:
+    if not (result.is_floating_point or (allow_complex and result.is_complex)):
         raise TypeError(f"{op}: expected floating point inputs, but got {x1.dtype.name} and {x2.dtype.name}")
     compute = _dtype.opmath_dtype(result)
     device = common_device([x1, x2])
@@ -436,9 +436,10 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 
 def pairwise_distance(x1, x2, p=2, eps=1e-6, keepdim=False):
-    """``‖x1 - x2 + eps‖_p`` along the last dim of the broadcast inputs."""
+    """``‖x1 - x2 + eps‖_p`` along the last dim of the broadcast inputs (real for complex inputs, as PyTorch)."""
     op = "pairwise_distance"
-    a, b, dt = _float_pair(op, x1, x2, int_to_float=True)
+    a, b, dt = _float_pair(op, x1, x2, int_to_float=True, allow_complex=True)
+    dt = dt.to_real() if dt.is_complex else dt
     ndim = max(x1.ndim, x2.ndim)
     diff = prims.add(ops.sub.Tensor(a, b), c(eps, ops.sub.Tensor(a, b)))
     if ndim == 0:

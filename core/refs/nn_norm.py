@@ -203,8 +203,9 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     """``input / sqrt(mean(input²) + eps) * weight`` over the trailing dims; ``eps`` defaults to the dtype's eps."""
     op = "rms_norm"
     dims = _check_normalized(op, input, normalized_shape, weight)
-    x = opmath(op, input, "input")
-    eps = _dtype.finfo(x.dtype).eps if eps is None else eps
+    # complex inputs as PyTorch's composite: the mean of the complex squares, a complex rsqrt
+    x = to_dtype(input, _dtype.opmath_dtype(input.dtype)) if input.dtype.is_complex else opmath(op, input, "input")
+    eps = _dtype.finfo(x.dtype.to_real() if x.dtype.is_complex else x.dtype).eps if eps is None else eps
     ms = mean(prims.mul(x, x), dims)
     y = prims.mul(x, keep(prims.rsqrt(prims.add(ms, c(eps, ms))), dims, x))
     if weight is not None:
@@ -292,20 +293,24 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
         raise ValueError(f"{op}: expected 'input' with 3 or more dims, but got {input.ndim}")
     if size <= 0:
         raise ValueError(f"{op}: argument 'size' must be positive, got {size}")
-    if not (input.dtype.is_floating_point or input.dtype.is_complex):  # PyTorch computes integers in the default float
+    integral = not (input.dtype.is_floating_point or input.dtype.is_complex)
+    if integral:  # as PyTorch: the squares' window mean in int64 (truncated), the rest in the default float
+        squares = to_dtype(input, _dtype.int64)
         input = to_dtype(input, _dtype.get_default_dtype())  # noqa: A001
     x = opmath(op, input, "input")
     if x.numel() == 0:
         return prims.clone(input)
-    sq = prims.mul(x, x)
+    sq = prims.mul(squares, squares) if integral else prims.mul(x, x)
     channels = x.shape[1]
     front, back = size // 2, (size - 1) // 2
-    pad = lambda n: prims.full([x.shape[0], n, *x.shape[2:]], 0, dtype=x.dtype, device=x.device)  # noqa: E731
+    pad = lambda n: prims.full([x.shape[0], n, *x.shape[2:]], 0, dtype=sq.dtype, device=x.device)  # noqa: E731
     padded = ops.cat([pad(front), sq, pad(back)], 1)
     total = None
     for j in range(size):
         part = prims.slice_in_dim(padded, j, j + channels, 1, 1)
         total = part if total is None else prims.add(total, part)
+    if integral:
+        total = prims.mul(to_dtype(ops.div(total, size, rounding_mode="trunc"), x.dtype), c(float(size), x))
     div = prims.pow(prims.add(prims.mul(total, c(alpha / size, total)), c(k, total)), c(beta, total))
     return to_dtype(prims.div(x, div), input.dtype)
 

@@ -6,7 +6,8 @@
 
 - reflect: ``i -> (n - 1) - |(n - 1) - |i||`` (the edge is not repeated; padding < n);
 - replicate: ``i -> clamp(i, 0, n - 1)``;
-- circular: ``i -> i mod n`` (padding <= n: it may not wrap around more than once).
+- circular: ``i -> i mod m`` over the ``m`` elements the negative pads keep (padding <= m: it may not
+  wrap around more than once), as PyTorch, which crops before it wraps.
 
 ``_pad_enum`` (mode 0 constant, 1 reflect, 2 replicate, 3 circular) is what ``pad``
 calls. These ops accept every dtype (PyTorch's kernels refuse bool for some modes;
@@ -32,7 +33,11 @@ def _source_index(mode: str, n: int, lo: int, hi: int, device):
         return prims.sub(last, prims.abs(prims.sub(last, prims.abs(i))))
     if mode == "replicate":
         return prims.minimum(prims.maximum(i, scalar_like(0, i)), last)
-    return prims.remainder(i, scalar_like(n, i))
+    # circular wraps within what the negative pads leave (PyTorch crops first, then wraps)
+    cut_lo, cut_hi = max(-lo, 0), max(-hi, 0)
+    kept = n - cut_lo - cut_hi
+    i = prims.iota(kept + max(lo, 0) + max(hi, 0), start=-max(lo, 0), step=1, dtype=_dtype.int64, device=device)
+    return prims.add(prims.remainder(i, scalar_like(kept, i)), scalar_like(cut_lo, i))
 
 
 def _pad_dims(op: str, self, pad, mode: str):
@@ -49,7 +54,8 @@ def _pad_dims(op: str, self, pad, mode: str):
             raise ValueError(
                 f"{op}: padding ({lo}, {hi}) at dim {dim} should be less than the input size {n} for reflection"
             )
-        if mode == "circular" and (lo > n or hi > n):
+        kept = n - max(-lo, 0) - max(-hi, 0)
+        if mode == "circular" and (kept < 1 or lo > kept or hi > kept):
             raise ValueError(f"{op}: padding ({lo}, {hi}) at dim {dim} would wrap around more than once (size {n})")
         if lo == 0 and hi == 0:
             continue

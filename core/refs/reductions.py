@@ -15,6 +15,7 @@ import math
 from .. import _dtype
 from .._ops import canonical as ops
 from .._ops import prims
+from ..errors import DimIndexError
 from ._tensor_utils import (
     cast,
     expand,
@@ -39,10 +40,12 @@ def _accumulate_dtype(op: str, self, dtype):
     return dtype
 
 
-def _check_nonempty(op: str, self, dims) -> None:
-    """ValueError when a reduced dim has size 0 (for reductions without an identity)."""
+def _check_nonempty(op: str, self, dims, named: bool = True) -> None:
+    """A zero-size reduced dim (for reductions without an identity): ``DimIndexError`` (an IndexError, as
+    PyTorch) for a dim the caller named, ValueError when every dim is reduced by default."""
     if self.ndim and any(self.shape[d] == 0 for d in dims):
-        raise ValueError(f"{op}: cannot reduce over a zero-size dimension: the operation has no identity")
+        message = f"{op}: cannot reduce over a zero-size dimension: the operation has no identity"
+        raise (DimIndexError if named else ValueError)(message)
 
 
 def _check_real(op: str, self) -> None:
@@ -163,37 +166,38 @@ def nanmean(self, dim=None, keepdim=False, dtype=None):
 # -- extrema ---------------------------------------------------------------
 
 
-def _extremum(op: str, prim, self, dims, keepdim):
+def _extremum(op: str, prim, self, dims, keepdim, named=True):
     _check_real(op, self)
-    _check_nonempty(op, self, dims)
+    _check_nonempty(op, self, dims, named)
     return keep_reduced(prim(self, list(dims)), dims, self.ndim, keepdim)
 
 
 def amax(self, dim=(), keepdim=False):
     """Largest value over ``dim`` (``[]``: every dim); NaN propagates. ValueError on a zero-size reduced dim."""
-    return _extremum("amax", prims.amax, self, reduction_dims("amax", dim, self.ndim), keepdim)
+    return _extremum("amax", prims.amax, self, reduction_dims("amax", dim, self.ndim), keepdim, bool(dim))
 
 
 def amin(self, dim=(), keepdim=False):
     """Smallest value over ``dim`` (``[]``: every dim); NaN propagates. ValueError on a zero-size reduced dim."""
-    return _extremum("amin", prims.amin, self, reduction_dims("amin", dim, self.ndim), keepdim)
+    return _extremum("amin", prims.amin, self, reduction_dims("amin", dim, self.ndim), keepdim, bool(dim))
 
 
 def aminmax(self, dim=None, keepdim=False):
     """``(min, max)`` over ``dim`` (None: every dim) in one call; NaN propagates."""
     op = "aminmax"
     dims = reduction_dims(op, None, self.ndim) if dim is None else _single_dim(op, self, dim)
-    return _extremum(op, prims.amin, self, dims, keepdim), _extremum(op, prims.amax, self, dims, keepdim)
+    named = dim is not None
+    return _extremum(op, prims.amin, self, dims, keepdim, named), _extremum(op, prims.amax, self, dims, keepdim, named)
 
 
 def max_(self):
     """Largest element (NaN propagates); ValueError for an empty tensor."""
-    return _extremum("max", prims.amax, self, reduction_dims("max", None, self.ndim), False)
+    return _extremum("max", prims.amax, self, reduction_dims("max", None, self.ndim), False, False)
 
 
 def min_(self):
     """Smallest element (NaN propagates); ValueError for an empty tensor."""
-    return _extremum("min", prims.amin, self, reduction_dims("min", None, self.ndim), False)
+    return _extremum("min", prims.amin, self, reduction_dims("min", None, self.ndim), False, False)
 
 
 def _arg_index_input(t):
@@ -443,7 +447,7 @@ def _vector_norm(op: str, self, p, dims, keepdim, dtype=None):
     x = cast(prims.abs(source), compute)
     dims = list(dims)
     if p == math.inf or p == -math.inf:
-        _check_nonempty(op, self, dims)
+        _check_nonempty(op, self, dims, False)
         result = (prims.amax if p > 0 else prims.amin)(x, dims)
     elif p == 0:
         result = prims.sum(cast(prims.ne(x, fill_like(0, x)), compute), dims)

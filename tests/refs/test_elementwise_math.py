@@ -320,6 +320,14 @@ def test_parameterised_special_functions():
         np.testing.assert_allclose(ow.special_multigammaln(y, p).numpy(), want, rtol=1e-10)
     with pytest.raises(ValueError, match="mvlgamma"):
         ow.mvlgamma(y, 0)
+    # no domain check, as PyTorch: below (p - 1) / 2 the sum of log|gamma| is still defined (inf at the
+    # poles and at -inf, NaN for NaN)
+    z = ow.tensor([0.5, 1.0, 0.9, -3.0, -0.3, float("nan"), float("-inf"), 4.0], dtype=ow.float64)
+    p = 3
+    want = [sum(sp.gammaln(v - j / 2) for j in range(p)) + p * (p - 1) / 4 * np.log(np.pi) for v in z.numpy()]
+    want[6] = np.inf
+    np.testing.assert_allclose(ow.mvlgamma(z, p).numpy(), want, rtol=1e-10)
+    assert np.isinf(want[0]) and np.isfinite(want[2]) and np.isfinite(want[4])
     p = ow.tensor([0.0, 0.05, 0.5, 0.97, 1.0], dtype=ow.float64)
     clipped = np.clip(p.numpy(), 0.1, 0.9)
     np.testing.assert_allclose(ow.logit(p, eps=0.1).numpy(), np.log(clipped / (1 - clipped)), rtol=1e-12)

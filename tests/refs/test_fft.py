@@ -231,8 +231,12 @@ def test_stft(n_fft, hop, windowed, center, pad_mode, normalized, batched, seed)
 def test_stft_complex_input_and_errors():
     rng = np.random.default_rng(1)
     x = rng.standard_normal(16) + 1j * rng.standard_normal(16)
-    got = D.stft(_t(x), 4, 2)
+    got = D.stft(_t(x), 4, 2, center=False)
     assert np.allclose(got.numpy(), _stft(x, 4, 2, 4, None, False, "reflect", False, False))
+    # torch.stft centres by default (reflect padding); the ATen overload without ``center`` does not
+    assert np.allclose(D.stft(_t(x), 4, 2).numpy(), _stft(x, 4, 2, 4, None, True, "reflect", False, False))
+    assert np.allclose(_t(x).stft(4, 2).numpy(), _stft(x, 4, 2, 4, None, True, "reflect", False, False))
+    assert np.allclose(D.ops.stft(_t(x), 4, 2).numpy(), got.numpy())
     with pytest.raises(ValueError, match="return_complex"):
         D.stft(_t(x.real), 4)
     with pytest.raises(ValueError, match="stft"):
@@ -257,6 +261,24 @@ def test_istft_inverts_stft(n_fft, hop, center, normalized, batched, seed):
     assert np.allclose(got.numpy()[..., :keep], x[..., :keep], atol=1e-8)
 
 
+def test_istft_with_a_complex_window_divides_by_its_squared_envelope():
+    # PyTorch's istft: ifft of each frame times the window, overlap-added, divided by the overlap-add
+    # of window**2 (the complex square, not |window|**2)
+    rng = np.random.default_rng(3)
+    n_fft, hop, frames = 6, 2, 5
+    spec = rng.standard_normal((n_fft, frames)) + 1j * rng.standard_normal((n_fft, frames))
+    window = rng.uniform(0.5, 1.5, n_fft) + 1j * rng.uniform(-0.5, 0.5, n_fft)
+    total = n_fft + hop * (frames - 1)
+    y = np.zeros(total, complex)
+    env = np.zeros(total, complex)
+    for f, frame in enumerate(np.fft.ifft(spec.T, axis=-1)):
+        y[f * hop : f * hop + n_fft] += frame * window
+        env[f * hop : f * hop + n_fft] += window * window
+    want = (y / env)[n_fft // 2 : total - n_fft // 2]
+    got = D.istft(_t(spec), n_fft, hop, window=_t(window), onesided=False, return_complex=True)
+    assert got.shape == want.shape and np.allclose(got.numpy(), want)
+
+
 def test_istft_checks():
     spec = _t(np.ones((5, 3), np.complex128))
     with pytest.raises(ValueError, match="istft"):
@@ -274,7 +296,8 @@ def test_out_variant_and_meta():
     m = D.empty((3, 8), device="meta")
     assert D.fft.rfft(m).shape == (3, 5) and D.fft.rfft(m).dtype is D.complex64
     assert D.fft.irfftn(D.fft.rfftn(m)).shape == (3, 8)
-    assert D.stft(D.empty((64,), device="meta"), 16, return_complex=True).shape == (9, 13)
+    assert D.stft(D.empty((64,), device="meta"), 16, return_complex=True).shape == (9, 17)  # centred: 1 + 64 // 4
+    assert D.stft(D.empty((64,), device="meta"), 16, center=False, return_complex=True).shape == (9, 13)
 
 
 def test_vendor_backend():

@@ -436,7 +436,7 @@ def test_take_along_dim(dtype, case, data):
     axis = dim % t.ndim
     shape = [1 if data.draw(st.booleans()) else n for n in values.shape]  # broadcasts against ``values``
     shape[axis] = data.draw(st.integers(0, 3))
-    index = rng.integers(0, values.shape[axis], shape).astype(np.int64)
+    index = rng.integers(-values.shape[axis], values.shape[axis], shape).astype(np.int64)  # negative from the end
     check(D.take_along_dim(t, tensor(index), dim), np.take_along_axis(values, index, axis), dtype)
     flat = rng.integers(0, values.size, (2, 2)).astype(np.int64)
     check(D.take_along_dim(t, tensor(flat)), np.take(values.reshape(-1), flat.reshape(-1)), dtype)

@@ -510,6 +510,11 @@ def test_cross_vecdot_kron_tensordot(dtype, seed, dim):
     assert np.allclose(D.kron(_t(a), _t(b[0])).numpy(), np.kron(a, b[0]), atol=tol)
     got = D.tensordot(_t(a, "sliced"), _t(b), [1, 2], [1, 2])
     assert np.allclose(got.numpy(), np.tensordot(a, b, ([1, 2], [1, 2])), atol=tol)
+    # a contracted dim of size 1 broadcasts: the other operand is summed over it first (PyTorch)
+    one = a[:, :1]
+    got = D.tensordot(_t(one), _t(b), [1, 2], [1, 2])
+    assert got.dtype == dtype
+    assert np.allclose(got.numpy(), np.tensordot(one[:, 0], b.sum(1), ([1], [1])), atol=tol)
 
 
 def test_cross_default_dim_and_errors():
@@ -615,6 +620,10 @@ def test_vander_tensorinv_tensorsolve_diagonal_matmul():
     assert np.allclose(D.linalg.tensorsolve(_t(a), _t(b)).numpy(), np.linalg.tensorsolve(a, b))
     a2 = np.moveaxis(a, 2, 0)
     assert np.allclose(D.linalg.tensorsolve(_t(a2), _t(b), [0]).numpy(), np.linalg.tensorsolve(a2, b, axes=[0]))
+    # only the sizes' products must agree (PyTorch): (2, 3, 6) with dims (0, 2) is (3, 2, 6) against b (2, 3)
+    moved = np.moveaxis(a, [0, 2], [1, 2]).reshape(6, 6)
+    want = np.linalg.solve(moved, b.reshape(6))
+    assert np.allclose(D.linalg.tensorsolve(_t(a), _t(b), [0, 2]).numpy(), want)
     m = rng.standard_normal((2, 3, 4))
     d = D.linalg.diagonal(_t(m), offset=1)
     assert np.array_equal(d.numpy(), np.diagonal(m, 1, -2, -1))

@@ -132,6 +132,9 @@ def test_batch_norm_errors_leave_running_stats_intact():
         C.batch_norm(ow.ones(4, 3, dtype=ow.int64), None, None, None, None, True, 0.1, 1e-5, False)
     with pytest.raises(ValueError, match="more than 1 value per channel"):
         F.batch_norm(ow.randn(1, 3), rm, rv, training=True)
+    # an empty 1-D input comes back as it is (PyTorch), the running statistics untouched
+    empty = F.batch_norm(ow.zeros(0), ow.zeros(0), ow.ones(0), training=True)
+    assert empty.shape == (0,) and empty.dtype == ow.float32
 
 
 @settings(max_examples=15)

@@ -10,6 +10,7 @@ __all__ = [
     "MSELoss",
     "CrossEntropyLoss",
     "NLLLoss",
+    "CTCLoss",
     "BCELoss",
     "BCEWithLogitsLoss",
     "HuberLoss",
@@ -110,6 +111,27 @@ class NLLLoss(_WeightedLoss):
     def forward(self, input, target):
         """The loss."""
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss (``opweave.nn.functional.ctc_loss``)."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        """The loss."""
+        return F.ctc_loss(
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            blank=self.blank,
+            reduction=self.reduction,
+            zero_infinity=self.zero_infinity,
+        )
 
 
 class BCELoss(_WeightedLoss):

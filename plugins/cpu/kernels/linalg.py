@@ -204,11 +204,16 @@ def lstsq(A, B, rcond):
 
 
 def matrix_exp(A):
-    """Matrix exponential (Padé, scipy.linalg.expm)."""
+    """Matrix exponential (Padé scaling and squaring, scipy.linalg.expm).
+
+    Single-precision inputs are computed in double precision and rounded once: scipy's expm in
+    float32 loses several digits to the squarings on matrices of large norm.
+    """
     a = native(A)
     if a.size == 0:
         return _out(np.zeros(a.shape, a.dtype), A.dtype)
-    return _out(sla.expm(a), A.dtype)
+    wide = {np.dtype(np.float32): np.float64, np.dtype(np.complex64): np.complex128}.get(a.dtype)
+    return _out(sla.expm(a.astype(wide) if wide is not None else a).astype(a.dtype), A.dtype)
 
 
 def geqrf(A):
