@@ -1,4 +1,4 @@
-"""opweave's OpenCL backend: device buffers, kernels generated and compiled at run time.
+"""opweave's OpenCL backend: device buffers, kernels from ``opweave_kernelgen`` compiled at run time.
 
 Device strings are ``opencl`` and ``opencl:N`` (platform order, then device
 order; ``OPWEAVE_OPENCL_DEVICE=N`` keeps only device N). Prims without an
@@ -37,9 +37,9 @@ def opweave_register(registry):
     registry.backend(BACKEND)
     registry.device_module(NAME, device_module)
     if BACKEND.is_available():
-        from .kernels import register_all
+        from opweave_kernelgen import register_kernels
 
-        register_all(registry)
+        register_kernels(registry, BACKEND)
 
 
 # What the conformance suite should expect from PoCL-like devices. Dtypes the device lacks are skipped (and
