@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from .backend import KernelBackend
 from .dialect import Dialect
+from .expectations import conformance_expectations
 from .runtime import DeviceProperties, Runtime, cache_dir, cache_key
 
 
@@ -23,4 +24,13 @@ def register_kernels(registry, backend) -> None:
     register(registry, backend)
 
 
-__all__ = ["DeviceProperties", "Dialect", "KernelBackend", "Runtime", "cache_dir", "cache_key", "register_kernels"]
+__all__ = [
+    "DeviceProperties",
+    "Dialect",
+    "KernelBackend",
+    "Runtime",
+    "cache_dir",
+    "cache_key",
+    "conformance_expectations",
+    "register_kernels",
+]

@@ -7,7 +7,7 @@ lives (:mod:`._arena`) and declares the backend.
 from __future__ import annotations
 
 import opweave
-from opweave_kernelgen import KernelBackend, register_kernels
+from opweave_kernelgen import KernelBackend, conformance_expectations, register_kernels
 from opweave_kernelgen.c_runtime import CRuntime, compiler
 
 from ._arena import Arena
@@ -70,7 +70,5 @@ def opweave_register(registry):
 
 @opweave.hookimpl
 def opweave_conformance_config(backend):
-    """The conformance expectations of ccpu (None for other backends): the OpenCL backend's, less the fp16 ones."""
-    if backend != NAME:
-        return None
-    return {"tolerances": {}, "xfail": {}, "skip_dtypes": ["float16"]}
+    """The conformance expectations of ccpu (None for other backends): the generator's (no float16 here)."""
+    return conformance_expectations(BACKEND) if backend == NAME else None
