@@ -31,6 +31,9 @@ import numpy as np
 from .dialect.c import C, program
 from .runtime import DeviceProperties, Runtime, cache_dir, cache_key
 
+#: Work items from which a launch runs its groups on every core: below, OpenMP's fork and join (and its
+#: spinning threads on a busy machine) cost more than the kernel.
+PARALLEL_MIN = 1 << 15
 FLAGS = ("-O3", "-march=native", "-fopenmp", "-ffp-contract=off", "-fPIC", "-shared", "-std=gnu11")
 ALIGN = 64
 _ENTRY = re.compile(r"^void (\w+)\(void \*\*a, const long \*grid, const long \*block\)", re.M)
@@ -88,6 +91,8 @@ class CRuntime(Runtime):
             is_cpu=True, max_work_group=1024, local_mem=64 * 1024, vector_bytes=32, has_fp64=True, subgroup_size=1
         )
         self.cores = cores
+        self._gomp = None
+        self._threads = threading.local()  # OpenMP's thread count is per calling thread
 
     # -- memory ----------------------------------------------------------------------------------
 
@@ -164,7 +169,21 @@ class CRuntime(Runtime):
             ptrs[i] = ffi.cast("void *", cell)
         g = ffi.new("long[3]", [*grid, 1, 1][:3])
         b = ffi.new("long[3]", [*block, 1, 1][:3])
+        work = 1
+        for v in (*grid, *block):
+            work *= v
+        self._set_threads(self.cores if work >= PARALLEL_MIN else 1)
         kernel(ptrs, g, b)
+
+    def _set_threads(self, n: int) -> None:
+        if getattr(self._threads, "n", None) == n:
+            return
+        if self._gomp is None:
+            with self._ffi_lock:
+                self.ffi.cdef("void omp_set_num_threads(int);", override=True)
+                self._gomp = self.ffi.dlopen("libgomp.so.1")  # the OpenMP run time the programs link
+        self._gomp.omp_set_num_threads(n)
+        self._threads.n = n
 
     def synchronize(self) -> None:
         """Nothing to wait for: launches return when their kernel has run."""
