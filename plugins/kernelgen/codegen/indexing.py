@@ -41,6 +41,6 @@ def program(dialect, raw: str, index: str) -> str:
         if (k != d) ai += q * ast.v[k];
     }}
     long j = (long)idx[ii];
-    if (j < 0 || j >= size) {{ err[0] = 1; out[g] = 0; return; }}
+    if (j < 0 || j >= size) {{ err[0] = 1; return; }}
     out[g] = a[ai + j * ast.v[d]];"""
     return header(dialect, [raw, index]) + dialect.kernel("take_along", params, body)

@@ -292,7 +292,7 @@ def accumulate_kernels(dialect, dtype: str) -> str:
     if (counting) {dialect.atomic_add(32, "cnt + tg", "1")};""",
     )
     if dtype in _COMPLEX:
-        divide = f"out[g] = out[g] / ({_COMPLEX[dtype]})c;"
+        divide = f"out[g].x = out[g].x / ({_COMPLEX[dtype]})c; out[g].y = out[g].y / ({_COMPLEX[dtype]})c;"
     elif dtype in _FLOATS:
         divide = f"out[g] = out[g] / ({t})c;"  # correctly rounded, as the CPU's float64 division then rounding
     else:

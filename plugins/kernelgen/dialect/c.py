@@ -23,6 +23,8 @@ from .base import Dialect
 #: values, bit casts, the integer and math built-ins the templates use, the work-item scheduler.
 PRELUDE = r"""
 #include <math.h>
+#include <limits.h>
+#include <float.h>
 #include <tgmath.h>
 #include <stdint.h>
 #include <string.h>
