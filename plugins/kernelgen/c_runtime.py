@@ -159,8 +159,8 @@ class CRuntime(Runtime):
                 cell = ffi.new("uintptr_t *", a.ptr)
             elif type(a) is bytes:
                 cell = ffi.from_buffer(a)
-            elif isinstance(a, np.generic):
-                cell = ffi.from_buffer(np.array(a).tobytes())
+            elif isinstance(a, (np.generic, np.ndarray)):  # a scalar, or a struct's bytes as an array
+                cell = ffi.from_buffer(np.ascontiguousarray(a).tobytes())
             elif a is None:
                 cell = ffi.new("uintptr_t *", 0)
             else:
