@@ -63,6 +63,8 @@ def store(dialect, dtype: str, value: str) -> str:
         return f"ow_float_to_bf16((float)({value}))"
     if dtype == "bool":
         return f"(uchar)(({value}) != 0)"
+    if dtype.startswith("complex"):  # a pair is stored as it is (C cannot cast a struct to its own type)
+        return value
     return dialect.cast(dialect.type_name(dtype), value)
 
 

@@ -37,7 +37,7 @@ _BODY = """    long g = {gid};
     for (int d = 2; d >= 0; --d) {{ o[d] = r % a.out[d]; r /= a.out[d]; }}
     long co = r % a.cout, b = r / a.cout;
     long cpg = a.cin / a.groups, opg = a.cout / a.groups, grp = co / opg;
-    {ct} acc = 0;
+    {ct} acc = {zero};
     for (long ci = 0; ci < cpg; ++ci) {{
         long c = grp * cpg + ci;
         long xb = a.xo + b * a.xst[0] + c * a.xst[1];
@@ -54,12 +54,12 @@ _BODY = """    long g = {gid};
                     if (i2 < 0) continue;
                     {ct} xv = {xv};
                     {ct} wv = {wv};
-                    acc += {mul};
+                    acc = {add_mul};
                 }}
             }}
         }}
     }}
-    if (a.has_bias) acc += {bv};
+    if (a.has_bias) acc = {add_bias};
     out[g] = {out};"""
 
 # The input position tap ``k`` of output ``o[d]`` reads, or -1 when it is outside the input (or, transposed,
@@ -79,20 +79,29 @@ inline long ow_in_pos(long o, long k, long s, long p, long dl, long n, long tran
 #define IN_POS(d, k) ow_in_pos(o[d], k, a.s[d], a.p[d], a.dl[d], a.in[d], a.transposed)
 """
 
-_CMUL = "inline {t} ow_cmul({t} a, {t} b) {{ return ({t})(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }}\n"
+# Complex arithmetic through component stores, so that a dialect without vector arithmetic on pairs (C) reads it.
+_CMUL = (
+    "inline {t} ow_cmul({t} a, {t} b) {{\n"
+    "    {t} r; r.x = a.x * b.x - a.y * b.y; r.y = a.x * b.y + a.y * b.x; return r; }}\n"
+    "inline {t} ow_cadd({t} a, {t} b) {{ {t} r; r.x = a.x + b.x; r.y = a.y + b.y; return r; }}\n"
+    "inline {t} ow_czero(void) {{ {t} r; r.x = 0; r.y = 0; return r; }}\n"
+)
 
 
 def program(dialect, dtype: str) -> str:
     """The ``conv`` kernel for ``dtype`` (accumulating in its compute type)."""
     t, ct = dialect.type_name(dtype), dialect.compute_type(dtype)
+    cplx = dtype.startswith("complex")
+    bv = load(dtype, "bias[a.bo + co * a.bst]")
     body = _BODY.format(
         gid=dialect.global_id(0),
         ct=ct,
         xv=load(dtype, "x[xb + i0 * a.xst[2] + i1 * a.xst[3] + i2 * a.xst[4]]"),
         wv=load(dtype, "w[wb + k0 * a.wst[2] + k1 * a.wst[3] + k2 * a.wst[4]]"),
-        bv=load(dtype, "bias[a.bo + co * a.bst]"),
         out=store(dialect, dtype, "acc"),
-        mul="ow_cmul(xv, wv)" if dtype.startswith("complex") else "xv * wv",
+        zero="ow_czero()" if cplx else "0",
+        add_mul="ow_cadd(acc, ow_cmul(xv, wv))" if cplx else "acc + xv * wv",
+        add_bias=f"ow_cadd(acc, {bv})" if cplx else f"acc + {bv}",
     )
     params = [
         dialect.buffer(t, "out"),
