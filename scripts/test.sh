@@ -4,6 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python -m pip install --quiet -e ".[test,opencl,x86quant,distributed]"
 python -m pip install --quiet -e examples/vendor_backend  # the example third-party backend, tested below
+python -m pip install --quiet -e examples/compiler_backend  # the example compiler backend (C kernels from opweave_kernelgen)
 ruff check .
 ruff format --check .
 # The ci hypothesis profile keeps no example database: every run draws afresh (pass --hypothesis-seed=N to repeat one).
@@ -21,6 +22,10 @@ OPWEAVE_CHECK_PLANS=1 opweave conformance --backend cpu --profile quick --quiet 
 opweave conformance --backend vnpu --profile quick --quiet || status=$?
 opweave conformance --backend cpu --distributed 2 || status=$?  # the c10d:: collectives across 2 ranks (MPI)
 opweave conformance --backend vnpu --distributed 2 || status=$?  # the same staged through host memory
+# The compiler-backend example on a sample of prim families (a cold kernel cache compiles each program with
+# gcc -O3; the whole quick profile is a local check: opweave conformance --backend ccpu)
+opweave conformance --backend ccpu --profile quick --quiet \
+    --ops 'add.Tensor,mul.Tensor,sum.dim_IntList,softmax.int,mm,sort*,cumsum,where.self,index_select,prims::uniform' || status=$?
 wait "$opencl" || status=$?
 cat opencl-conformance.log
 exit "$status"

@@ -81,14 +81,15 @@ def test_mismatched_shapes_raise_the_decompositions_error_and_keep_inputs(ocl):
 
 
 def test_repeated_launches_reuse_a_bound_kernel(ocl):
-    from opweave_opencl.kernels import _common
+    from opweave_opencl import _runtime
 
+    rt = _runtime.runtime(0)
     a = dev(np.arange(5, dtype=np.float32))
-    before = len(_common._bound)
-    results = [host(a * a) for _ in range(_common._HOT + 2)]
+    before = len(rt._bound)
+    results = [host(a * a) for _ in range(_runtime.HOT + 2)]
     for r in results:
         np.testing.assert_array_equal(r, np.arange(5, dtype=np.float32) ** 2)
-    assert any(key[0].function_name.startswith("s_float32") for key in _common._bound) or len(_common._bound) > before
+    assert any(key[0].function_name.startswith("s_float32") for key in rt._bound) or len(rt._bound) > before
 
 
 def test_bound_kernels_keep_negative_zero_distinct(ocl):
@@ -123,7 +124,7 @@ def test_concurrent_launches_from_threads_give_each_its_own_result(ocl):
 
 
 def test_large_contiguous_operands_cover_a_partial_last_block(ocl):
-    from opweave_opencl.kernels._common import CONTIGUOUS_MIN, CPU_BLOCK
+    from opweave_kernelgen.kernels._common import CONTIGUOUS_MIN, CPU_BLOCK
 
     n = CONTIGUOUS_MIN + CPU_BLOCK + 3
     x, y = np.arange(n, dtype=np.float32), np.ones(n, np.float32)

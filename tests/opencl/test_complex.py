@@ -379,7 +379,7 @@ def test_where_and_canonical_ops(ocl):
 
 @pytest.mark.parametrize("dtype", CDTYPES)
 def test_sgn_and_sinc_kernels(ocl, dtype):
-    from opweave_opencl.kernels import complex as kernels
+    from opweave_kernelgen.kernels import complex as kernels
 
     z = np.array([3 + 4j, 0j, -2j, 0.5 - 0.25j], dtype)
     with on_device():
@@ -404,8 +404,8 @@ def test_large_contiguous_calls(ocl, dtype):
 
 
 def test_complex_templates_render_in_another_dialect():
-    from opweave_opencl.codegen import complex as gen
-    from opweave_opencl.dialect import Dialect
+    from opweave_kernelgen import Dialect
+    from opweave_kernelgen.codegen import complex as gen
 
     class CudaLike(Dialect):
         """CUDA C's spellings for the templates (never compiled here)."""

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from opweave_opencl.codegen import elementwise, matmul, reduction
-from opweave_opencl.codegen.common import coalesce
-from opweave_opencl.dialect import OPENCL, Dialect
+from opweave_kernelgen import Dialect
+from opweave_kernelgen.codegen import elementwise, matmul, reduction
+from opweave_kernelgen.codegen.common import coalesce
+from opweave_opencl.dialect import OPENCL
 
 
 class CudaLike(Dialect):

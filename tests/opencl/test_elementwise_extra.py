@@ -300,7 +300,7 @@ def test_integer_division_by_zero_raises_the_cpu_error(ocl, dtype):
 
 @pytest.mark.parametrize("dtype", INTS, ids=lambda d: np.dtype(d).name)
 def test_div_integer_truncates(ocl, dtype):
-    from opweave_opencl.kernels.elementwise_extra import run
+    from opweave_kernelgen.kernels.elementwise_extra import run
 
     a, b = grid(_ints(dtype))
     nz = b != 0

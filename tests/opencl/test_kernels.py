@@ -189,7 +189,7 @@ def test_an_out_of_range_index_raises_the_prims_index_error(ocl):
 
 
 def test_large_contiguous_operands_take_the_contiguous_kernel(ocl):
-    from opweave_opencl.kernels._common import CONTIGUOUS_MIN
+    from opweave_kernelgen.kernels._common import CONTIGUOUS_MIN
 
     rng = np.random.default_rng(1)
     x, y = rng.random(CONTIGUOUS_MIN + 3), rng.random(CONTIGUOUS_MIN + 3)

@@ -36,7 +36,7 @@ layouts = st.sampled_from(["contiguous", "transposed", "strided", "offset"])
     st.sampled_from([np.float32, np.float64]), st.integers(0, 2**31),
 )  # fmt: skip
 def test_products_big_enough_for_the_packed_kernel_match_numpy(ocl, m, k, n, la, lb, dtype, seed):
-    from opweave_opencl.kernels.linalg import PACKED_MIN
+    from opweave_kernelgen.kernels.linalg import PACKED_MIN
 
     k = max(k, -(-PACKED_MIN // (m * n)))  # enough multiply-adds for the packed path (edges in M and N stay)
     rng = np.random.default_rng(seed)

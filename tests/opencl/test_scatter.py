@@ -319,7 +319,7 @@ def test_data_errors_raise_on_the_device_path(ocl):
 
 
 def test_nondeterministic_registration(ocl):
-    from opweave_opencl.kernels._common import NONDETERMINISTIC
+    from opweave_kernelgen.kernels._common import NONDETERMINISTIC
 
     dev(np.zeros(1))  # loads the backend, which registers its kernels
 

@@ -362,8 +362,8 @@ def test_any_layout(ocl, shape, la, lb, name, seed):
 
 
 def test_library_is_dialect_neutral():
-    from opweave_opencl.codegen import special
-    from opweave_opencl.dialect.base import Dialect
+    from opweave_kernelgen import Dialect
+    from opweave_kernelgen.codegen import special
 
     class DeviceC(Dialect):
         def function_prefix(self):

@@ -1,0 +1,154 @@
+"""Direct OpenCL kernels for hot canonical ops: ``add``/``sub``/``mul``/``div`` of two tensors, softmax.
+
+The decomposition of ``a + b`` promotes, broadcasts, runs the prim's meta function and then the
+prim's kernel: tens of microseconds of Python for a launch that costs a few. These kernels serve
+the common case — two tensors of one dtype on one OpenCL device, any shapes that broadcast, no
+``alpha`` — from a launch plan cached per (op, dtype, layouts): the output layout is the one the
+decomposition gives, the launch is the same generated kernel. Every other call goes to the
+decomposition, so both paths agree (tests/opencl/test_canonical.py checks it).
+
+``softmax``/``log_softmax`` (and ATen's ``_softmax``/``_log_softmax``) of a contiguous float32/float64
+tensor along its last dim run on a CPU device as one kernel (``codegen.softmax``: a work item per row)
+instead of the decomposition's five prims; every other call (another dim, a layout, a ``dtype``
+argument, 16-bit floats, a GPU) is the decomposition's.
+"""
+
+from __future__ import annotations
+
+import opweave
+from opweave import ops
+from opweave.backends.kernel import Decline, broadcast_shapes, output_strides
+
+from ..codegen import softmax as softmax_gen
+from . import elementwise as ew
+from ._common import (
+    BACKENDS,
+    KERNELS,
+    backend_of,
+    buf,
+    empty,
+    has_dtype,
+    i64,
+    kernel_plan,
+    launch,
+    program_kernels,
+    runtime_on,
+)
+
+_SAME_DTYPE = {
+    "add": ("float32", "float64", "int8", "uint8", "int16", "int32", "int64"),
+    "sub": ("float32", "float64", "int8", "uint8", "int16", "int32", "int64"),
+    "mul": ("float32", "float64", "int8", "uint8", "int16", "int32", "int64"),
+    "div": ("float32", "float64"),  # integer division promotes to float: the decomposition
+}
+_plans: dict = {}  # (op, dtype, device, layouts) -> plan, or False for the decomposition
+
+
+def _plan(name: str, a, b):
+    """``(shape, strides, dtype, runtime, kernel, items, by-value arguments)`` of ``name(a, b)``, or None.
+
+    None sends the call to the decomposition (a dtype without a direct kernel, shapes that do not broadcast).
+    """
+    dtype = a.dtype
+    if dtype.name not in _SAME_DTYPE[name] or not has_dtype(dtype, a.device):
+        return None
+    try:
+        shape = broadcast_shapes(name, a.shape, b.shape)
+    except ValueError:
+        return None  # the decomposition raises the error
+    wide_a, wide_b = a.expand(shape), b.expand(shape)
+    out = opweave.empty_strided(shape, output_strides([wide_a, wide_b]), dtype=dtype, device=a.device)
+    rt = runtime_on(a.device)
+    d = dtype.name
+    n, fast, scalars, per = kernel_plan(name, out, [wide_a, wide_b], ew.opcode(name, 2, d), rt.is_cpu)
+    if fast:
+        k = program_kernels(rt, ("ew", 2, d, "c"), lambda: ew.source(rt.dialect, 2, d, True))[f"{name}_c"]
+        scalars = (*scalars, i64(per))
+    else:
+        k = program_kernels(rt, ("ew", 2, d), lambda: ew.source(rt.dialect, 2, d))[ew.opcode(name, 2, d)[0]]
+    return tuple(out.shape), out.stride(), dtype, rt, k if n else None, -(-n // per), fast, scalars
+
+
+def _binary(name: str):
+    op = getattr(ops, name).Tensor
+
+    def kernel(self, other, *rest):
+        if (
+            (rest and not (type(rest[0]) is int and rest[0] == 1))
+            or type(other) is not opweave.Tensor
+            or self.dtype is not other.dtype
+            or self.device != other.device
+            or other.device.type not in BACKENDS
+        ):
+            raise Decline("not two same-dtype device tensors without alpha")
+        key = (name, self.dtype, self.device, self.shape, self.stride(), self.storage_offset())
+        key += (other.shape, other.stride(), other.storage_offset())
+        plan = _plans.get(key)
+        if plan is None:
+            if len(_plans) > 4096:
+                _plans.clear()
+            plan = _plans[key] = _plan(name, self, other) or False
+        if plan is False:
+            raise Decline("no direct kernel for this dtype or these shapes")
+        shape, strides, dtype, rt, k, items, fast, scalars = plan
+        out = backend_of(self.device).empty_strided(shape, strides, dtype, self.device)
+        if k is None:
+            return out
+        if fast:  # <op>_c(out, oo, a, ao, b, bo, n, per)
+            launch(rt, k, items, buf(out), scalars[0], buf(self), scalars[1], buf(other), *scalars[2:])
+        else:
+            launch(rt, k, items, buf(out), buf(self), buf(other), scalars)
+        return out
+
+    kernel.__name__ = kernel.__qualname__ = f"kernelgen_{name}_tensor"
+    kernel.__doc__ = f"``{name}.Tensor`` of two same-dtype OpenCL tensors (else the decomposition)."
+    KERNELS[op.name] = kernel
+
+
+for _name in _SAME_DTYPE:
+    _binary(_name)
+
+
+def _softmax(packet_name: str, log: bool, internal: bool):
+    op = getattr(ops, packet_name)
+    op = op.default if internal else op.int
+    name = "log_softmax_rows" if log else "softmax_rows"
+
+    def kernel(self, dim, third=None):
+        # third: ``dtype`` (softmax.int) or ``half_to_float`` (_softmax)
+        converts = bool(third) if internal else third is not None and third is not self.dtype
+        d = self.dtype.name
+        if (
+            converts
+            or d not in ("float32", "float64")
+            or self.ndim == 0
+            or self.numel() == 0
+            or dim not in (-1, self.ndim - 1)
+            or not self.is_contiguous()
+        ):
+            raise Decline("not a contiguous float32/float64 softmax over the last dim on a CPU device")
+        rt = runtime_on(self.device)
+        if "vector_softmax" not in rt.overrides:
+            raise Decline("not a contiguous float32/float64 softmax over the last dim on a vector CPU device")
+        n = self.shape[-1]
+        out = empty(self.shape, self.dtype, self.device)
+        lanes = rt.lanes(d)
+        k = program_kernels(rt, ("softmax", d, lanes), lambda: softmax_gen.program(rt.dialect, d, lanes))[name]
+        rows = self.numel() // n
+        launch(rt, k, rows, buf(out), buf(self), i64(self.storage_offset()), i64(rows), i64(n))
+        return out
+
+    kernel.__name__ = kernel.__qualname__ = f"kernelgen_{op.name}"
+    kernel.__doc__ = (
+        f"``{op.name}`` of a contiguous float32/float64 tensor along its last dim (else the decomposition)."
+    )
+    KERNELS[op.name] = kernel
+
+
+for _packet, _log, _internal in (
+    ("softmax", False, False),
+    ("log_softmax", True, False),
+    ("_softmax", False, True),
+    ("_log_softmax", True, True),
+):
+    _softmax(_packet, _log, _internal)
