@@ -114,6 +114,9 @@ class Backend:
 _backends: dict[str, Backend] = {}
 _owners: dict[str, str] = {}  # device type -> the plugin (Registry.source) that declared it
 _reserved: dict[str, str] = {}  # device type -> the only plugin that may declare it (an entry point of that name)
+# Device types whose plugin finished registering. A backend is claimed at the start of its plugin's hook;
+# until the hook returns, other threads take the loader's lock (and wait) instead of dispatching to it.
+_ready: set[str] = set()
 
 
 class BackendClaimError(RuntimeError):
@@ -157,6 +160,12 @@ def release(device_types: Iterable[str], plugin: str) -> None:
         if _owners.get(name) == plugin:
             del _owners[name]
             _backends.pop(name, None)
+            _ready.discard(name)
+
+
+def mark_ready(device_types: Iterable[str]) -> None:
+    """Publish device types whose plugin finished registering (every kernel is in place)."""
+    _ready.update(device_types)
 
 
 def _no_loader(device_type: str, op_name: str | None) -> Backend:
@@ -175,7 +184,7 @@ def set_loader(loader: Callable[[str, str | None], Backend]) -> None:
 def ensure_loaded(device_type: str, op_name: str | None = None) -> Backend:
     """The backend for ``device_type``, importing its plugin first if needed."""
     backend = _backends.get(device_type)
-    if backend is not None:
+    if backend is not None and device_type in _ready:
         return backend
     return _loader(device_type, op_name)
 
@@ -199,6 +208,7 @@ def check_device(dev: Device) -> Backend:
 def register_builtin(backend: Backend) -> None:
     """Register a backend that ships with the core (meta)."""
     claim(backend, "core")
+    mark_ready([backend.name])
 
 
 # -- allocation observers: declared in ``_hooks`` (kept here under their old names) ----------------------

@@ -151,6 +151,7 @@ def _register(plugin, record: PluginRecord) -> None:
         raise
     for name, module in registry.device_modules.items():
         _device_modules[name] = (module, record.name)
+    _backends.mark_ready(registry.backends)
     record.loaded = True
     record.backends = registry.backends
     record.features = registry.features

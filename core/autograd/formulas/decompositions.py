@@ -274,3 +274,16 @@ def _matrix_exp(ctx, g):
     bottom = C.cat([C.zeros_like(ah), ah], -1)
     big = C.linalg_matrix_exp(C.cat([top, bottom], -2))
     return (C.narrow(C.narrow(big, -2, 0, n), -1, n, n),)
+
+
+def _not_implemented(name: str):
+    def raise_at_backward(ctx, grads):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+
+    return raise_at_backward
+
+
+# PyTorch has no derivative for the LDLᵀ factorization or its solve: their results require grad (so a loss
+# built on them is not silently cut off from its inputs) and backward through them raises, as in PyTorch.
+for _name, _outputs in (("linalg_ldl_factor_ex", (1, 2)), ("linalg_ldl_factor", (1,)), ("linalg_ldl_solve", ())):
+    formula(_name, save=(), nondifferentiable=_outputs)(_not_implemented(_name))
