@@ -1,7 +1,8 @@
 """Per-signature plans: a canonical op's decomposition traced once, replayed as straight-line kernel calls.
 
-The first Dense call of a canonical op with a given *signature* runs its Python
-decomposition with the ``Trace`` key included. Every op the decomposition calls then
+The second Dense call of a canonical op with a given *signature* (the first under
+``OPWEAVE_CHECK_PLANS=1``; a signature met once, as in a sweep over shapes, is not worth
+recording) runs its Python decomposition with the ``Trace`` key included. Every op the decomposition calls then
 reaches :func:`trace_fallback` first, which resolves the call below ``Trace`` exactly as
 the dispatcher would: a decomposition is descended into (its own calls are traced in
 turn); any other kernel (a backend's prim kernel, a direct kernel, a layer kernel) runs
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
 __all__ = ["MAX_PLANS", "Plan", "PlanCheckError", "Planned", "Step", "enabled", "plans_of"]
 
 MAX_PLANS = 64  # signatures per (op, key set); beyond it calls run the decomposition unplanned
+SEEN_LIMIT = 4 * MAX_PLANS  # signatures remembered as called once (forgotten all at once beyond it)
 TRACE_BIT = _keys.layer_bit(Layer.Trace)
 # While a Python-layer mode (the profiler) is on, calls are not planned: it sees every op a decomposition calls.
 _UNPLANNED_LAYERS = _keys.layer_bit(Layer.Python)
@@ -226,11 +228,12 @@ def _precomputed_view(a: Tensor, shape, stride, offset, dtype) -> Tensor:
 class Planned:
     """The Dense kernel of a canonical op whose decomposition is planned per signature."""
 
-    __slots__ = ("op", "decomposition", "keyset", "plans", "mutates", "signature", "__weakref__")
+    __slots__ = ("op", "decomposition", "keyset", "plans", "seen", "mutates", "signature", "__weakref__")
 
     def __init__(self, op, decomposition, keyset: int):
         self.op, self.decomposition, self.keyset = op, decomposition, keyset
         self.plans: dict = {}  # signature -> Plan, or a str: why this signature is not planned
+        self.seen: set = set()  # signatures called once: recorded at their second call
         self.mutates = bool(op.schema.mutated_arguments)
         self.signature = signature_function(op)
 
@@ -245,6 +248,12 @@ class Planned:
         if plan is None:
             if len(self.plans) >= MAX_PLANS:
                 return self.decomposition(*args)
+            if not _check and key not in self.seen:  # a signature met once (a sweep of shapes) is not worth a plan
+                if len(self.seen) >= SEEN_LIMIT:
+                    self.seen.clear()
+                self.seen.add(key)
+                return self.decomposition(*args)
+            self.seen.discard(key)
             return self._record(key, args)
         if type(plan) is str:
             return self.decomposition(*args)
