@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from . import _coerce, _errors, _requires_grad, errors, return_types
 from ._device import device as _device_class
+from ._dispatcher import Decline
 from ._dtype import dtype as _dtype_class
 from ._schema import NO_DEFAULT, OpSchema
+from ._state import local
 from ._tensor import Tensor
 
 _SIMPLE_CHECKS = {
@@ -164,9 +166,6 @@ def make_entry(op, dispatch, factory_keys, cache: dict, declined) -> callable:
     body += ["    except MemoryError as exc:", "        raise _out_of_memory(exc, _op) from exc"]
     body += ["    except OverflowError as exc:", "        raise _overflow(exc, _op) from exc"]
     source = f"def {py_name}({', '.join(params)}):\n" + "\n".join(body) + "\n"
-    from ._dispatcher import Decline
-    from ._state import local
-
     env = {
         "_c": _coerce,
         "_NAMED": _errors.NAMED,

@@ -1,9 +1,9 @@
-"""The dispatcher's entry points: calls, registration shortcuts and ``explain``.
+"""The dispatcher's public functions: registration shortcuts, snapshots and ``explain``.
 
 Every table lives in the one :class:`~opweave._dispatcher.Dispatcher` (``DISPATCHER``);
-this module generates the entry points that read its caches and forwards the
-registration functions of ``opweave.dispatch`` to it. See ``_dispatcher`` for the
-resolution order and ``docs/architecture.md`` for the path of one call.
+this module forwards the registration functions of ``opweave.dispatch`` to it and
+re-exports the call paths of ``_calls`` (the generated entry points that read its caches).
+See ``_dispatcher`` for the resolution order and ``docs/architecture.md`` for the path of one call.
 """
 
 from __future__ import annotations
@@ -11,64 +11,24 @@ from __future__ import annotations
 import contextlib
 from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
 
-from . import _binding, _keys
+from . import _binding, _fallback
+from ._calls import call_positional, declined, dispatch, dispatch_with_keyset, factory_keys, make_entry
 from ._dispatcher import DISPATCHER, Decline, Kernel, Registration, describe_declines
 from ._keys import LAYER_BITS, Layer
-from ._tensor import Tensor
+from ._ops import OpOverload, OpPacket, _binds
 
-if TYPE_CHECKING:
-    from ._ops import OpOverload, OpPacket
-
-__all__ = ["DISPATCHER", "Decline", "Kernel", "Registration"]
-
-
-def make_entry(op):
-    """Create the generated entry point of ``op`` (see ``_binding``)."""
-    return _binding.make_entry(op, dispatch, factory_keys, DISPATCHER.cache_for(op), declined)
-
-
-def factory_keys(op, args) -> int:
-    """Key set for a call without tensor arguments: from its ``device`` argument."""
-    from . import _backends
-    from ._device import as_device, get_default_device
-
-    position = op._device_position
-    if position is None:
-        names = [a.name for a in op.schema.arguments]
-        position = op._device_position = names.index("device") if "device" in names else -1
-    value = args[position] if position >= 0 else None
-    dev = as_device(value) if value is not None else get_default_device()
-    _backends.ensure_loaded(dev.type, op.name)
-    return _keys.layer_bit(Layer.Dense) | _keys.backend_bit(dev.type)
-
-
-dispatch = DISPATCHER.call
-declined = DISPATCHER.declined
-
-
-def call_positional(op, args: tuple):
-    """Run ``op`` on already-bound arguments (every argument positional, in schema order)."""
-    from ._state import local
-
-    keyset = 0
-    for value in args:
-        if isinstance(value, Tensor):
-            keyset |= value._keys
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                if isinstance(item, Tensor):
-                    keyset |= item._keys
-    if not keyset:
-        keyset = factory_keys(op, args)
-    state = local()
-    return DISPATCHER.call(op, (keyset | state.included) & ~state.excluded, args)
-
-
-def dispatch_with_keyset(op, keyset: int, args: tuple):
-    """Run ``op`` for an explicit key set (redispatch from a layer kernel)."""
-    return DISPATCHER.call(op, keyset, args)
+__all__ = [
+    "DISPATCHER",
+    "Decline",
+    "Kernel",
+    "Registration",
+    "call_positional",
+    "dispatch",
+    "dispatch_with_keyset",
+    "factory_keys",
+    "make_entry",
+]
 
 
 def register_kernel(
@@ -118,8 +78,6 @@ def invalidate(op=None) -> None:
 
 def cpu_fallback_calls() -> Counter:
     """How many calls of each op ran through the CPU fallback so far (a copy; every backend together)."""
-    from . import _fallback
-
     return Counter(_fallback.calls)
 
 
@@ -162,8 +120,6 @@ class Explanation:
 
 def explain(op: OpOverload | OpPacket, *args: object, **kwargs: object) -> Explanation:
     """Say which key and kernel a call of ``op`` with these arguments would take, and why."""
-    from ._ops import OpPacket, _binds
-
     if isinstance(op, OpPacket):
         candidates = [o for o in op.overloads.values() if _binds(o, args, kwargs)]
         if not candidates:

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 from . import _backends, _fallback, _kernel_check, _keys, _plans
 from ._keys import LAYER_BITS, Layer
+from ._state import local
 from ._tensor import Tensor
 
 FALLTHROUGH_LAYERS = frozenset({Layer.Autograd, Layer.Autocast, Layer.Trace, Layer.Python})
@@ -99,6 +100,7 @@ class Dispatcher:
         self.generation = 0  # bumped by restore(): derived state (autocast kernels) is recomputed
         self.plan_generation = 0  # bumped by every change of a table: per-signature plans are dropped
         self._caches: dict = {}  # op -> its cache dict (key set -> callable)
+        self._undefine = self.forget  # removes an op from the catalog's namespaces too, once ``_ops`` provides it
 
     # -- caches ---------------------------------------------------------------------------------
 
@@ -162,6 +164,14 @@ class Dispatcher:
             raise ValueError(f"operator {op.name} is defined twice")
         self.ops[op.name] = op
 
+    def provide_undefine(self, undefine) -> None:
+        """Declare how an op leaves the catalog (``_ops.undefine``: its namespace, then :meth:`forget`).
+
+        The catalog sits above the dispatcher in the layer order; :meth:`restore` removes the ops
+        defined since the snapshot through this function and does not import the catalog.
+        """
+        self._undefine = undefine
+
     def forget(self, op) -> None:
         """Drop ``op`` from the catalog and every table (see ``_ops.undefine``)."""
         self.ops.pop(op.name, None)
@@ -210,10 +220,8 @@ class Dispatcher:
 
     def restore(self, state: dict) -> None:
         """Put back every table as :meth:`snapshot` saw it; ops defined since are removed from the catalog."""
-        from . import _ops
-
         for name in [n for n in self.ops if n not in state["ops"]]:
-            _ops.undefine(self.ops[name])
+            self._undefine(self.ops[name])
         for attr in ("kernels", "deterministic", "composite_explicit", "composite_implicit"):
             table = getattr(self, attr)
             table.clear()
@@ -294,8 +302,7 @@ class Dispatcher:
                     fn = _plans.planned(op, fn, keyset)
                 yield fn, f"{layer.name}×{backend}: CompositeImplicit decomposition"
         if layer is Layer.Dense and op.kind == "prim":
-            cpu = self.kernel(op, Layer.Dense, "cpu")
-            fb = _fallback.kernel_for(op, backend, cpu, declined=own)
+            fb = _fallback.kernel_for(op, backend, lambda: self.kernel(op, Layer.Dense, "cpu"), self._copy_to, own)
             if fb is not None:
                 why = f"Dense×{backend}: CPU fallback (the CPU kernel, with copies)"
                 yield self._finish(op, fb, layer, keyset), why
@@ -305,8 +312,6 @@ class Dispatcher:
         stack = table.get((layer, backend)) or table.get((layer, None))
         if stack:
             return stack[-1]
-        from ._state import local
-
         message = (
             f"{op.name} does not have a deterministic implementation on {backend}, but you set "
             "'use_deterministic_algorithms(True)'"
@@ -314,6 +319,10 @@ class Dispatcher:
         if local().deterministic_warn_only:
             return _warning_kernel(kernel, message)
         raise RuntimeError(message)
+
+    def _copy_to(self, target, source) -> None:
+        """``prims::copy_to``: how the CPU fallback writes a result back into a device tensor."""
+        self.ops["prims::copy_to"](target, source)
 
     @staticmethod
     def _finish(op, kernel: Kernel, layer: Layer, keyset: int):

@@ -16,6 +16,7 @@ ran through the fallback).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import warnings
@@ -23,6 +24,8 @@ from collections import Counter
 
 import numpy as np
 
+from . import _backends
+from ._device import device as make_device
 from ._tensor import Tensor
 
 calls: Counter = Counter()  # op name -> fallback calls, every backend together
@@ -34,32 +37,30 @@ def enabled(backend) -> bool:
     return bool(getattr(backend, "cpu_fallback", False)) or os.environ.get("OPWEAVE_CPU_FALLBACK") == "1"
 
 
-def kernel_for(op, device_type: str | None, cpu=None, declined: bool = False):
+def kernel_for(op, device_type: str | None, cpu_kernel, copy_to, declined: bool = False):
     """The fallback kernel of ``op`` on ``device_type``, or None (not enabled, or no CPU kernel).
 
-    ``cpu`` is the op's registered CPU kernel (looked up again after loading the CPU plugin).
+    ``cpu_kernel()`` gives the op's registered CPU ``Kernel`` or None (asked again after loading
+    the CPU plugin); ``copy_to`` is the ``prims::copy_to`` op that writes results back.
     ``declined``: the device has a kernel of its own that may decline a case; the CPU
     kernel then takes such cases whether or not the backend opted in.
     """
-    from . import _backends
-    from ._dispatcher import DISPATCHER, Kernel
-    from ._keys import Layer
-
     if device_type in (None, "cpu", "meta") or op.kind != "prim":
         return None
     backend = _backends._backends.get(device_type)
     if backend is None or not (declined or enabled(backend)):
         return None
+    cpu = cpu_kernel()
     if cpu is None:
         _backends.ensure_loaded("cpu")
-        cpu = DISPATCHER.kernel(op, Layer.Dense, "cpu")
+        cpu = cpu_kernel()
     if cpu is None:
         return None
 
     def on_cpu(*args):
-        return run(op, cpu.fn, backend, args)
+        return run(op, cpu.fn, backend, args, copy_to)
 
-    return Kernel(on_cpu, "cpu fallback", cpu.deterministic)
+    return dataclasses.replace(cpu, fn=on_cpu, source="cpu fallback")
 
 
 _CORE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -75,7 +76,7 @@ def _user_stacklevel() -> int:
     return level
 
 
-def run(op, cpu_kernel, backend, args: tuple):
+def run(op, cpu_kernel, backend, args: tuple, copy_to):
     """Run ``cpu_kernel`` on host copies of ``args``; results (and written arguments) go back to the device."""
     device = _device_of(args, backend.name)
     key = (op.name, backend.name)
@@ -91,7 +92,7 @@ def run(op, cpu_kernel, backend, args: tuple):
     result = cpu_kernel(*host_args)
     for arg, host, spec in zip(args, host_args, op.schema.arguments):
         if isinstance(arg, Tensor) and arg.device.type == backend.name and _written(spec):
-            _write_back(arg, host)
+            _write_back(arg, host, copy_to)
     if isinstance(result, Tensor) and any(result is h for h in host_args):  # returned its written argument
         return next(a for a, h in zip(args, host_args) if h is result)
     _check_dtypes(op, result, backend)
@@ -123,8 +124,6 @@ def _written(spec) -> bool:
 
 
 def _device_of(args, device_type: str):
-    from ._device import device as make_device
-
     for a in args:
         for v in a if isinstance(a, (list, tuple)) else (a,):
             if isinstance(v, Tensor) and v.device.type == device_type:
@@ -135,13 +134,9 @@ def _device_of(args, device_type: str):
 
 
 def _to_host(value, device_type: str):
-    from ._device import device as make_device
-
     if isinstance(value, Tensor):
         if value.device.type != device_type:
             return value
-        from . import _backends
-
         array = value._storage.backend.copy_to_host(value)
         return _backends.get("cpu").from_host(array, make_device("cpu"))
     if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
@@ -174,9 +169,7 @@ def _upload(t, stride, backend, device):
     return Tensor._make(storage, shape, stride, 0, t.dtype, device)
 
 
-def _write_back(target, host) -> None:
+def _write_back(target, host, copy_to) -> None:
     """Write the CPU tensor ``host`` into the device tensor ``target`` (same shape and dtype)."""
-    from ._dispatcher import DISPATCHER
-
     source = target._storage.backend.from_host(np.array(host.numpy(force=True), order="C"), target.device)
-    DISPATCHER.ops["prims::copy_to"](target, source)
+    copy_to(target, source)

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import numbers
 
+from . import return_types
+from ._calls import call_positional, dispatch_with_keyset, make_entry
 from ._dispatcher import DISPATCHER, Kernel
+from ._dtype import dtype
+from ._keys import Layer
 from ._schema import OpSchema, parse_schema
 from ._tensor import Tensor
 
@@ -74,8 +78,6 @@ class OpOverload:
         # The entry point is generated on first use (``import opweave`` would otherwise compile ~2,000 of them).
         if name != "_entry" or "schema" not in self.__dict__:
             raise AttributeError(f"'OpOverload' object has no attribute '{name}'")
-        from ._dispatch import make_entry
-
         entry = self._entry = make_entry(self)
         return entry
 
@@ -89,8 +91,6 @@ class OpOverload:
 
     def has_kernel(self, backend: str) -> bool:
         """Whether a Dense kernel is registered for ``backend`` (not counting composites)."""
-        from ._keys import Layer
-
         return DISPATCHER.kernel(self, Layer.Dense, backend) is not None
 
     def kernels(self) -> dict:
@@ -104,14 +104,10 @@ class OpOverload:
 
     def call_bound(self, *args):
         """Call with every argument positional in schema order (no binding or coercion)."""
-        from ._dispatch import call_positional
-
         return call_positional(self, args)
 
     def redispatch(self, keyset: int, *args):
         """Call the op again with an explicit key set (layers use this to go below themselves)."""
-        from ._dispatch import dispatch_with_keyset
-
         return dispatch_with_keyset(self, keyset, args)
 
 
@@ -219,8 +215,6 @@ def _spread_out(op: OpOverload, kwargs: dict):
 
 def _pack_tensors(positional, args: tuple) -> tuple:
     """``args`` with the tensors from the ``Tensor[]`` argument's position on packed into one list."""
-    from ._tensor import Tensor
-
     i = next((k for k, a in enumerate(positional) if a.type.name == "Tensor" and a.type.is_list), None)
     if i is None or len(args) <= i or not all(isinstance(v, Tensor) for v in args[i:]):
         return args
@@ -283,8 +277,6 @@ def _kind_fits(t, v, tensor_type) -> bool:
     if t.name == "str":
         return isinstance(v, str)
     if t.name == "ScalarType":
-        from ._dtype import dtype
-
         return isinstance(v, dtype)
     return True
 
@@ -352,6 +344,9 @@ def undefine(op: OpOverload) -> None:
     DISPATCHER.forget(op)
 
 
+DISPATCHER.provide_undefine(undefine)
+
+
 def _packet_doc(packet: OpPacket) -> str:
     """Each overload's schema followed by its docstring."""
     parts = []
@@ -367,8 +362,6 @@ def define_prim(schema: str, meta, *, tags=(), doc=None) -> OpOverload:
     The meta function is also the prim's kernel on the meta device; prims whose
     output shape or value depends on data cannot run there and raise instead.
     """
-    from ._keys import Layer
-
     parsed = parse_schema(schema if schema.startswith("prims::") else "prims::" + schema)
     op = _install(OpOverload(parsed, "prim", tags, meta=meta, doc=doc or meta.__doc__))
     kernel = meta
@@ -406,3 +399,6 @@ def catalog(kind: str | None = None, tag: str | None = None) -> list[OpOverload]
     if tag is not None:
         ops = [o for o in ops if tag in o.tags]
     return sorted(ops, key=lambda o: o.name)
+
+
+return_types.provide_schemas(lambda: [op.schema for op in catalog()])

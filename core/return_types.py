@@ -10,13 +10,20 @@ Ops with unnamed returns (``native_layer_norm``) return plain tuples, as in PyTo
 from __future__ import annotations
 
 import collections
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ._schema import OpSchema
 
 _TYPES: dict[tuple, type] = {}
+_schemas: Callable[[], Iterable[OpSchema]] = tuple  # every defined op's schema, by name; ``_ops`` provides it
+
+
+def provide_schemas(schemas: Callable[[], Iterable[OpSchema]]) -> None:
+    """Declare where the defined ops' schemas come from (the catalog, ``_ops``, which sits above this module)."""
+    global _schemas
+    _schemas = schemas
 
 
 def for_schema(schema: OpSchema) -> type | None:
@@ -47,11 +54,9 @@ def wrapper(cls: type | None) -> Callable | None:
 def __getattr__(name: str) -> type:
     if name.startswith("__"):
         raise AttributeError(name)
-    from ._ops import catalog
-
-    for op in catalog():
-        if op.schema.name == name:
-            cls = for_schema(op.schema)
+    for schema in _schemas():
+        if schema.name == name:
+            cls = for_schema(schema)
             if cls is not None:
                 return cls
     raise AttributeError(f"module 'opweave.return_types' has no attribute '{name}'")

@@ -11,10 +11,9 @@ MPI to its first use) is not counted. The submodules ``opweave`` imports on firs
 closes no cycle.
 
 The layer order these edges must follow is described in ``docs/architecture.md``.
-``KNOWN_EDGES`` lists the edges of the cycles that remain at the centre of the core; the
-list may only shrink: an edge inside a cycle that is not listed fails the test, and a listed
-edge that no longer exists (or is no longer in a cycle) fails it too, so that the list is kept
-exact.
+``KNOWN_EDGES`` lists the edges of cycles that remain in the core (today none); the list may
+only shrink: an edge inside a cycle that is not listed fails the test, and a listed edge that no
+longer exists (or is no longer in a cycle) fails it too, so that the list is kept exact.
 """
 
 from __future__ import annotations
@@ -25,26 +24,8 @@ from pathlib import Path
 CORE = Path(__file__).resolve().parent.parent / "core"
 PACKAGE = "opweave"
 
-# (importer, imported): the edges inside the remaining import cycles. Must only shrink.
-# What is left is the dispatcher's centre (the call path that issue 14's per-signature plans rebuild):
-# the catalog (_ops) and the generated entry points (_binding, _dispatch) call into the dispatcher,
-# whose restore() undefines ops and whose resolution asks the CPU fallback (_fallback) for a kernel.
-KNOWN_EDGES: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("opweave._binding", "opweave._dispatcher"),
-        ("opweave._binding", "opweave.return_types"),
-        ("opweave._dispatch", "opweave._binding"),
-        ("opweave._dispatch", "opweave._dispatcher"),
-        ("opweave._dispatch", "opweave._fallback"),
-        ("opweave._dispatch", "opweave._ops"),
-        ("opweave._dispatcher", "opweave._fallback"),
-        ("opweave._dispatcher", "opweave._ops"),
-        ("opweave._fallback", "opweave._dispatcher"),
-        ("opweave._ops", "opweave._dispatch"),
-        ("opweave._ops", "opweave._dispatcher"),
-        ("opweave.return_types", "opweave._ops"),
-    }
-)
+# (importer, imported): the edges inside the remaining import cycles. Must only shrink; none is left.
+KNOWN_EDGES: frozenset[tuple[str, str]] = frozenset()
 
 
 def _module_name(path: Path) -> str:
