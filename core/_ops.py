@@ -37,6 +37,7 @@ TAGS = frozenset(
         "scan",
         "linalg",
         "fft",
+        "out_no_overlap",  # out= may share no memory with any input, not even be one (PyTorch's assert_no_overlap)
     }
 )
 
