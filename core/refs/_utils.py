@@ -243,6 +243,7 @@ def _out_kernel(functional: OpOverload, n_outs: int):
     n_args = len(functional.schema.arguments)
     name = functional.schema.qualified_name
     any_overlap = "out_no_overlap" in functional.tags
+    exact_dtype = "out_exact_dtype" in functional.tags
 
     def kernel(*args):
         outs = args[n_args:]
@@ -252,6 +253,10 @@ def _out_kernel(functional: OpOverload, n_outs: int):
         results = functional.call_bound(*args[:n_args])
         results = results if isinstance(results, tuple) else (results,)
         for out, result in zip(outs, results):  # every out= tensor is checked before any is written
+            if exact_dtype and isinstance(out, Tensor) and out.dtype is not result.dtype:
+                raise RuntimeError(
+                    f"{name}: Expected out tensor to have dtype {result.dtype.name}, but got {out.dtype.name} instead"
+                )
             check_out(name, out, result)
             if any_overlap:  # as PyTorch's structured kernels: checked again once out= is resized
                 check_resized_out_overlap(name, out, result.shape, args[:n_args])

@@ -444,7 +444,7 @@ INDEXING = [
     (
         "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
         gather,
-        ("core", NO_ALIAS),
+        ("core", NO_ALIAS, "out_exact_dtype"),
         False,
         True,
     ),

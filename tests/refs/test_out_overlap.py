@@ -187,3 +187,34 @@ def test_reflected_operators_still_work():
     np.testing.assert_array_equal(_values(2 + t), [3, 4, 5])
     np.testing.assert_array_equal(_values(D.Tensor.__rsub__(t, 10)), [9, 8, 7])
     np.testing.assert_array_equal(_values(6 | t), [7, 6, 7])
+
+
+@given(st.sampled_from([D.float64, D.int64, D.float32]))
+def test_out_of_another_dtype_raises_where_pytorch_requires_the_same(out_dtype):
+    """gather, aminmax and complex take only an out= of the result's dtype (even one it would cast to)."""
+    src = D.tensor(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32))
+    cases = [
+        (D.float32, lambda out: D.gather(src, 1, D.tensor([[0, 0], [1, 0]]), out=out)),
+        (D.float32, lambda out: D.ops.aminmax.out(src, dim=0, min=out, max=D.empty(2, dtype=out.dtype))),
+        (D.complex64, lambda out: D.complex(src, src, out=out)),
+    ]
+    for result_dtype, call in cases:
+        out = D.zeros((2, 2), dtype=out_dtype if out_dtype is not D.float32 else D.complex128)
+        if out.dtype is result_dtype:
+            continue
+        with pytest.raises(RuntimeError, match="Expected out tensor to have dtype"):
+            call(out)
+        np.testing.assert_array_equal(_values(out), np.zeros((2, 2)))
+    out = D.empty((2, 2), dtype=D.float32)
+    D.gather(src, 1, D.tensor([[0, 0], [1, 0]]), out=out)
+    np.testing.assert_array_equal(_values(out), [[1.0, 1.0], [4.0, 3.0]])
+
+
+def test_kthvalue_values_out_may_not_be_the_input():
+    x = D.tensor(np.array([3.0, 1.0, 2.0]))
+    with pytest.raises(RuntimeError, match=SHARED):
+        D.ops.kthvalue.out(x, 2, values=x, indices=D.empty((), dtype=D.int64))
+    np.testing.assert_array_equal(_values(x), [3.0, 1.0, 2.0])
+    values, indices = D.empty(()), D.empty((), dtype=D.int64)
+    D.ops.kthvalue.out(x, 2, values=values, indices=indices)
+    assert values.item() == 2.0 and indices.item() == 2
