@@ -13,9 +13,14 @@ from __future__ import annotations
 import math
 
 from .._tensor import Tensor, contiguous_strides
-from ._shapes import is_non_overlapping_and_dense
 
-__all__ = ["check_out_overlap", "check_resized_out_overlap", "has_internal_overlap", "memory_span"]
+__all__ = [
+    "check_out_overlap",
+    "check_resized_out_overlap",
+    "has_internal_overlap",
+    "is_non_overlapping_and_dense",
+    "memory_span",
+]
 
 _INTERNAL = (
     "unsupported operation: more than one element of the written-to tensor refers to a single memory location. "
@@ -25,6 +30,19 @@ _SHARED = (
     "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory "
     "location. Please clone() the tensor before performing the operation."
 )
+
+
+def is_non_overlapping_and_dense(t: Tensor) -> bool:
+    """Whether ``t``'s elements occupy exactly ``numel`` consecutive slots of its storage, each once."""
+    if t.ndim == 0 or t.is_contiguous():
+        return True
+    dims = sorted((i for i in range(t.ndim) if t.shape[i] != 1), key=lambda i: t.stride()[i])
+    expected = 1
+    for i in dims:
+        if t.stride()[i] != expected:
+            return False
+        expected *= t.shape[i]
+    return True
 
 
 def memory_span(t: Tensor) -> tuple[int, int] | None:

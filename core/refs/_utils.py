@@ -17,6 +17,7 @@ from .. import _dtype
 from .._ops import OpOverload, define, prims
 from .._tensor import Tensor, wrap_scalar
 from ..errors import DimIndexError
+from ._overlap import check_out_overlap, check_resized_out_overlap
 
 
 class Promotion(enum.Enum):
@@ -238,8 +239,6 @@ def _inplace_kernel(functional: OpOverload):
 
 
 def _out_kernel(functional: OpOverload, n_outs: int):
-    from ._overlap import check_out_overlap, check_resized_out_overlap  # imports _shapes, which imports us
-
     n_args = len(functional.schema.arguments)
     name = functional.schema.qualified_name
     any_overlap = "out_no_overlap" in functional.tags
