@@ -72,6 +72,11 @@ NOT_CHECKED = {
         "dequantize fake_quantize_per_channel_affine fake_quantize_per_tensor_affine"
     ).split(),
     "duplicate indices in the sample: each duplicate receives the gradient, as in PyTorch": ["index_fill.int_Tensor"],
+    "tensor bounds are read as numbers (.item()): PyTorch's linspace/logspace have no derivative either": [
+        f"{op}.{form}"
+        for op in ("linspace", "logspace")
+        for form in ("Tensor_Tensor", "Tensor_Scalar", "Scalar_Tensor")
+    ],
 }
 
 #: Outputs (positions) that carry a gradient, for ops PyTorch marks partly non-differentiable.

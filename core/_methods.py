@@ -81,6 +81,11 @@ def _binary(packet, reflected: bool):
     if reflected:
 
         def operator(self, other):
+            if not isinstance(self, Tensor):  # called unbound, Tensor.__radd__(2, t): PyTorch's TypeError
+                raise TypeError(
+                    f"descriptor '{operator.__name__}' requires an opweave.Tensor object but received "
+                    f"'{type(self).__name__}'"
+                )
             if isinstance(other, _OPERAND_TYPES):
                 return entry(other, self) if isinstance(other, Tensor) else packet(_scalar_like(other, self), self)
             return NotImplemented

@@ -41,6 +41,8 @@ TAGS = frozenset(
         "scan",
         "linalg",
         "fft",
+        "out_no_overlap",  # out= may share no memory with any input, not even be one (PyTorch's assert_no_overlap)
+        "out_exact_dtype",  # out= must have the result's dtype, not one it casts to (gather, aminmax, complex)
     }
 )
 

@@ -122,30 +122,59 @@ DTYPES = _dtype_map()
 DTYPES_BACK = {v: k for k, v in DTYPES.items()}
 
 
-def to_ow(x):
-    """``x`` with every torch object replaced by its opweave counterpart."""
+def to_ow(x, storages=None):
+    """``x`` with every torch object replaced by its opweave counterpart.
+
+    With a ``storages`` dict (shared over one sample's input, args and kwargs), tensors keep their
+    layout and aliasing: tensors on one torch storage become views (same sizes, strides and offset)
+    of one opweave storage, so ``out=`` overlap checks see what PyTorch saw.
+    """
     try:
-        return _to_ow(x)
+        return _to_ow(x, storages)
     except Unsupported:
         raise
     except Exception as exc:
         raise Unsupported(first_line(exc)) from None
 
 
-def _to_ow(x):
+def _aliased_to_ow(x, storages):
+    """``x`` as a view of the opweave copy of its torch storage (made once per storage)."""
+    storage = x.untyped_storage()
+    if storage.nbytes() % x.element_size():
+        return None
+    key = (storage.data_ptr(), storage.nbytes(), x.dtype)
+    if key not in storages:
+        whole = torch.empty(0, dtype=x.dtype).set_(storage).detach()
+        storages[key] = _to_ow(whole, None)
+    return storages[key].as_strided(tuple(x.shape), tuple(x.stride()), x.storage_offset())
+
+
+def _tensor_to_ow(x, storages):
+    """A torch tensor as an opweave one: a copy, or with ``storages`` a view of its storage's copy."""
+    if x.layout != torch.strided:
+        raise Unsupported(f"layout {x.layout}")
+    if x.dtype not in DTYPES:
+        raise Unsupported(f"dtype {x.dtype}")
+    x = x.detach().resolve_conj().resolve_neg()
+    if x.device.type == "meta":
+        return ow.empty(tuple(x.shape), dtype=DTYPES[x.dtype], device="meta")
+    if x.device.type != "cpu":
+        raise Unsupported(f"device {x.device}")
+    if storages is not None and (view := _aliased_to_ow(x, storages)) is not None:
+        return view
+    if x.dtype in (torch.bfloat16, torch.float16):
+        return ow.from_numpy(x.float().numpy().copy()).to(DTYPES[x.dtype])
+    return ow.from_numpy(x.numpy().copy(order="K"))
+
+
+def _to_ow(x, storages=None):
     if isinstance(x, torch.Tensor):
-        if x.layout != torch.strided:
-            raise Unsupported(f"layout {x.layout}")
-        if x.dtype not in DTYPES:
-            raise Unsupported(f"dtype {x.dtype}")
-        x = x.detach().resolve_conj().resolve_neg()
-        if x.device.type == "meta":
-            return ow.empty(tuple(x.shape), dtype=DTYPES[x.dtype], device="meta")
-        if x.device.type != "cpu":
-            raise Unsupported(f"device {x.device}")
-        if x.dtype in (torch.bfloat16, torch.float16):
-            return ow.from_numpy(x.float().numpy().copy()).to(DTYPES[x.dtype])
-        return ow.from_numpy(x.numpy().copy(order="K"))
+        if storages is None:
+            return _tensor_to_ow(x, None)
+        tensors = storages.setdefault("tensors", {})  # one torch tensor, one opweave tensor
+        if id(x) not in tensors:
+            tensors[id(x)] = (x, _tensor_to_ow(x, storages.setdefault("storages", {})))
+        return tensors[id(x)][1]
     if isinstance(x, torch.dtype):
         if x not in DTYPES:
             raise Unsupported(f"dtype {x}")
@@ -176,11 +205,11 @@ def _to_ow(x):
     if isinstance(x, torch.Generator):
         raise Unsupported("torch.Generator")
     if isinstance(x, list):
-        return [_to_ow(v) for v in x]
+        return [_to_ow(v, storages) for v in x]
     if isinstance(x, tuple):
-        return tuple(_to_ow(v) for v in x)
+        return tuple(_to_ow(v, storages) for v in x)
     if isinstance(x, dict):
-        return {k: _to_ow(v) for k, v in x.items()}
+        return {k: _to_ow(v, storages) for k, v in x.items()}
     return x
 
 
@@ -249,12 +278,16 @@ def rebind(fn):
 
 
 class MethodCaller:
-    """Calls ``input.<name>(*args, **kwargs)``, as a Tensor-method OpInfo does."""
+    """Calls ``input.<name>(*args, **kwargs)``, or ``Tensor.<name>(input, ...)`` when ``input`` is not a tensor."""
 
     def __init__(self, name):
         self.name = name
 
     def __call__(self, input, *args, **kwargs):
+        if not isinstance(input, ow.Tensor):  # OpInfo calls torch.Tensor.<name> unbound: so does opweave
+            if not hasattr(ow.Tensor, self.name):
+                raise Missing(f"Tensor.{self.name}")
+            return getattr(ow.Tensor, self.name)(input, *args, **kwargs)
         try:
             method = getattr(input, self.name)
         except AttributeError:
@@ -424,8 +457,22 @@ def run_sample(op, fn, sample, dtype, random: bool):
     return "agree", ""
 
 
-def run_error_input(op, fn, error_input):
-    """(torch raises, opweave raises, same type, message) for one error input."""
+def convert_error_input(error_input):
+    """``(converted (input, args, kwargs) or None, Unsupported or None)``, keeping layout and aliasing.
+
+    Run on every error input of an op before torch runs any: error inputs share tensors, and a
+    failing torch call may already have resized an ``out=`` tensor.
+    """
+    sample = error_input.sample_input
+    storages: dict = {}
+    try:
+        return (to_ow(sample.input, storages), to_ow(sample.args, storages), to_ow(sample.kwargs, storages)), None
+    except Unsupported as exc:
+        return None, exc
+
+
+def run_error_input(op, fn, error_input, converted, unsupported):
+    """(torch raises, opweave raises, same type, message) for one error input (converted beforehand)."""
     sample = error_input.sample_input
     try:
         op(sample.input, *sample.args, **sample.kwargs)
@@ -436,10 +483,9 @@ def run_error_input(op, fn, error_input):
         declared = error_input.error_type
         if isinstance(exc, declared) and declared not in (Exception, BaseException):
             expected_type = declared
-    try:
-        inp, args, kwargs = to_ow(sample.input), to_ow(sample.args), to_ow(sample.kwargs)
-    except Unsupported as exc:
-        return True, False, False, f"unsupported: {exc}"
+    if converted is None:
+        return True, False, False, f"unsupported: {unsupported}"
+    inp, args, kwargs = converted
     try:
         with time_limit(CALL_TIMEOUT_S):
             fn(inp, *args, **kwargs)
@@ -506,7 +552,8 @@ def check_op(op, n_samples: int, verbose: bool):
             error_inputs = list(op.error_inputs("cpu"))
         except Exception:
             error_inputs = []
-        for error_input in error_inputs:
+        conversions = [convert_error_input(e) for e in error_inputs] if fn is not None else []
+        for i, error_input in enumerate(error_inputs):
             if fn is None:
                 torch_raises = True
                 raised = same = False
@@ -518,7 +565,7 @@ def check_op(op, n_samples: int, verbose: bool):
                 except Exception:
                     pass
             else:
-                torch_raises, raised, same, message = run_error_input(op, fn, error_input)
+                torch_raises, raised, same, message = run_error_input(op, fn, error_input, *conversions[i])
             if not torch_raises:
                 continue
             record["errors"] += 1

@@ -12,6 +12,7 @@ from .. import _dtype
 from .._device import as_device, get_default_device
 from .._ops import prims
 from .._tensor import Tensor, contiguous_strides
+from ._overlap import is_non_overlapping_and_dense
 from ._utils import wrap_dim
 
 CONTIGUOUS = "contiguous_format"
@@ -121,19 +122,6 @@ def restride(t: Tensor, shape, stride, offset=None) -> Tensor:
 def contiguous_copy(t: Tensor) -> Tensor:
     """A new contiguous tensor with ``t``'s values."""
     return prims.clone(t, memory_format=CONTIGUOUS)
-
-
-def is_non_overlapping_and_dense(t: Tensor) -> bool:
-    """Whether ``t``'s elements occupy exactly ``numel`` consecutive slots of its storage, each once."""
-    if t.ndim == 0 or t.is_contiguous():
-        return True
-    dims = sorted((i for i in range(t.ndim) if t.shape[i] != 1), key=lambda i: t.stride()[i])
-    expected = 1
-    for i in dims:
-        if t.stride()[i] != expected:
-            return False
-        expected *= t.shape[i]
-    return True
 
 
 def scalar(value, like: Tensor, dtype=None) -> Tensor:

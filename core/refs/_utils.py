@@ -17,6 +17,7 @@ from .. import _dtype
 from .._ops import OpOverload, define, prims
 from .._tensor import Tensor, wrap_scalar
 from ..errors import DimIndexError
+from ._overlap import check_out_overlap, check_resized_out_overlap
 
 
 class Promotion(enum.Enum):
@@ -237,53 +238,27 @@ def _inplace_kernel(functional: OpOverload):
     return kernel
 
 
-def _memory_span(t: Tensor):
-    """``(first, last)`` element offsets ``t`` covers in its storage, or None when empty."""
-    if t.numel() == 0:
-        return None
-    low = high = t.storage_offset()
-    for size, stride in zip(t.shape, t.stride()):
-        if stride >= 0:
-            high += (size - 1) * stride
-        else:
-            low += (size - 1) * stride
-    return low, high
-
-
-def check_no_partial_overlap(op: str, out: Tensor, inputs) -> None:
-    """RuntimeError when ``out`` shares memory with an input without being exactly it (PyTorch's check)."""
-    span = _memory_span(out)
-    if span is None or out.device.type == "meta":
-        return
-    storage = out.untyped_storage()
-    for value in inputs:
-        for t in value if isinstance(value, (list, tuple)) else (value,):
-            if not isinstance(t, Tensor) or t is out or t.device != out.device:
-                continue
-            other = _memory_span(t)
-            if other is None or t.untyped_storage() is not storage or other[1] < span[0] or span[1] < other[0]:
-                continue
-            same = t.shape == out.shape and t.stride() == out.stride() and t.storage_offset() == out.storage_offset()
-            if not same or t.dtype is not out.dtype:
-                raise RuntimeError(
-                    f"{op}: unsupported operation: some elements of the input tensor and the written-to tensor "
-                    "refer to a single memory location. Please clone() the tensor before performing the operation."
-                )
-
-
 def _out_kernel(functional: OpOverload, n_outs: int):
     n_args = len(functional.schema.arguments)
     name = functional.schema.qualified_name
+    any_overlap = "out_no_overlap" in functional.tags
+    exact_dtype = "out_exact_dtype" in functional.tags
 
     def kernel(*args):
         outs = args[n_args:]
         for out in outs:
             if isinstance(out, Tensor):
-                check_no_partial_overlap(name, out, args[:n_args])
+                check_out_overlap(name, out, args[:n_args], any_overlap=any_overlap)
         results = functional.call_bound(*args[:n_args])
         results = results if isinstance(results, tuple) else (results,)
         for out, result in zip(outs, results):  # every out= tensor is checked before any is written
+            if exact_dtype and isinstance(out, Tensor) and out.dtype is not result.dtype:
+                raise RuntimeError(
+                    f"{name}: Expected out tensor to have dtype {result.dtype.name}, but got {out.dtype.name} instead"
+                )
             check_out(name, out, result)
+            if any_overlap:  # as PyTorch's structured kernels: checked again once out= is resized
+                check_resized_out_overlap(name, out, result.shape, args[:n_args])
         for out, result in zip(outs, results):
             write_out(name, out, result)
         return outs[0] if n_outs == 1 else tuple(outs)

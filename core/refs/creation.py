@@ -14,7 +14,7 @@ import math
 from .. import _dtype
 from .._modes import fill_if_deterministic
 from .._ops import prims
-from .._tensor import contiguous_strides
+from .._tensor import Tensor, contiguous_strides
 from ._shapes import (
     PRESERVE,
     check_layout,
@@ -30,6 +30,7 @@ from ._utils import define_with_variants
 INT64 = _dtype.int64
 FACTORY = ("factory",)
 CORE_FACTORY = ("factory", "core")
+DATA_FACTORY = ("factory", "data_dependent_output")
 
 
 def _resolve(op: str, dtype, layout, device, pin_memory, like=None, default=None):
@@ -275,6 +276,37 @@ def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory
     return points if points.dtype is dtype else prims.convert_element_type(points, dtype)
 
 
+def _zero_dim_bounds(op: str, start, end):
+    """``start``/``end`` of the Tensor overloads as Python numbers; PyTorch takes only 0-dim tensors."""
+    dims = [v.dim() if isinstance(v, Tensor) else 0 for v in (start, end)]
+    if dims != [0, 0]:
+        raise RuntimeError(
+            f"{op}: only supports 0-dimensional start and end tensors, but got start with {dims[0]} dimension(s) "
+            f"and end with {dims[1]} dimension(s)."
+        )
+    return tuple(v.item() if isinstance(v, Tensor) else v for v in (start, end))
+
+
+# PyTorch's overloads of linspace/logspace taking (0-dim) tensor bounds (read with .item(): not on meta)
+_TENSOR_BOUNDS = (
+    ("Tensor_Tensor", "Tensor", "Tensor"),
+    ("Tensor_Scalar", "Tensor", "Scalar"),
+    ("Scalar_Tensor", "Scalar", "Tensor"),
+)
+
+
+def linspace_tensor(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
+    """``linspace`` with 0-dim tensor ``start`` and/or ``end`` (``linspace.Tensor_Tensor`` and the mixed forms)."""
+    start, end = _zero_dim_bounds("linspace", start, end)
+    return linspace(start, end, steps, dtype, layout, device, pin_memory)
+
+
+def logspace_tensor(start, end, steps, base=10.0, dtype=None, layout=None, device=None, pin_memory=None):
+    """``logspace`` with 0-dim tensor ``start`` and/or ``end`` (``logspace.Tensor_Tensor`` and the mixed forms)."""
+    start, end = _zero_dim_bounds("logspace", start, end)
+    return logspace(start, end, steps, base, dtype, layout, device, pin_memory)
+
+
 def logspace(start, end, steps, base=10.0, dtype=None, layout=None, device=None, pin_memory=None):
     """``base ** linspace(start, end, steps)`` (computed in float64/complex128, rounded once)."""
     dtype = _space_dtype("logspace", dtype, start, end)
@@ -357,6 +389,18 @@ FACTORIES = [
     (f"arange.start_step(Scalar start, Scalar end, Scalar step=1, *, {_F}) -> Tensor", arange_start_step, CORE_FACTORY),
     (f"linspace(Scalar start, Scalar end, int steps, *, {_F}) -> Tensor", linspace, FACTORY),
     (f"logspace(Scalar start, Scalar end, int steps, float base=10.0, *, {_F}) -> Tensor", logspace, FACTORY),
+    *[
+        (f"linspace.{name}({a} start, {b} end, int steps, *, {_F}) -> Tensor", linspace_tensor, DATA_FACTORY)
+        for name, a, b in _TENSOR_BOUNDS
+    ],
+    *[
+        (
+            f"logspace.{name}({a} start, {b} end, int steps, float base=10.0, *, {_F}) -> Tensor",
+            logspace_tensor,
+            DATA_FACTORY,
+        )
+        for name, a, b in _TENSOR_BOUNDS
+    ],
     (f"eye(SymInt n, *, {_F}) -> Tensor", eye, FACTORY),
     (f"eye.m(SymInt n, SymInt m, *, {_F}) -> Tensor", eye_m, FACTORY),
     (

@@ -437,10 +437,17 @@ def histc(self, bins=100, min=0, max=0):  # noqa: A002 - PyTorch's argument name
 
 DYN = ("dynamic_output_shape",)
 NB = ("nondeterministic_bitwise",)
+NO_ALIAS = "out_no_overlap"
 
 # (schema, decomposition, tags, in-place variant?, out variant?) — scatter overload order matters.
 INDEXING = [
-    ("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", gather, ("core",), False, True),
+    (
+        "gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
+        gather,
+        ("core", NO_ALIAS, "out_exact_dtype"),
+        False,
+        True,
+    ),
     ("scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", scatter_src, NB + ("core",), True, True),
     (
         "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
@@ -472,7 +479,7 @@ INDEXING = [
         True,
         True,
     ),
-    ("index_select(Tensor self, int dim, Tensor index) -> Tensor", index_select, ("core",), False, True),
+    ("index_select(Tensor self, int dim, Tensor index) -> Tensor", index_select, ("core", NO_ALIAS), False, True),
     (
         "index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
         index_add,
@@ -495,7 +502,7 @@ INDEXING = [
         True,
         True,
     ),
-    ("index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", index, DYN + ("core",), False, True),
+    ("index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", index, DYN + ("core", NO_ALIAS), False, True),
     (
         "index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
         index_put,
@@ -503,13 +510,13 @@ INDEXING = [
         True,
         True,
     ),
-    ("masked_select(Tensor self, Tensor mask) -> Tensor", masked_select, DYN, False, True),
+    ("masked_select(Tensor self, Tensor mask) -> Tensor", masked_select, DYN + (NO_ALIAS,), False, True),
     ("masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor", masked_scatter, (), True, True),
     ("nonzero(Tensor self) -> Tensor", nonzero, DYN + ("core",), False, True),
     ("nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor", nonzero_static, (), False, True),
     ("argwhere(Tensor self) -> Tensor", argwhere, DYN, False, False),
-    ("take(Tensor self, Tensor index) -> Tensor", take, (), False, True),
-    ("take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor", take_along_dim, (), False, True),
+    ("take(Tensor self, Tensor index) -> Tensor", take, (NO_ALIAS,), False, True),
+    ("take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor", take_along_dim, (NO_ALIAS,), False, True),
     ("put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor", put, NB, True, True),
     (
         "searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, "

@@ -201,7 +201,9 @@ def is_neg(self):
 
 
 def _define():
-    define_with_variants("complex(Tensor real, Tensor imag) -> Tensor", complex_, tags=("pointwise",), inplace=False)
+    define_with_variants(
+        "complex(Tensor real, Tensor imag) -> Tensor", complex_, tags=("pointwise", "out_exact_dtype"), inplace=False
+    )
     define_with_variants("polar(Tensor abs, Tensor angle) -> Tensor", polar, tags=("pointwise",), inplace=False)
     define_with_variants(
         "frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)",

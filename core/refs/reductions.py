@@ -568,7 +568,12 @@ REDUCTIONS = [
     ("prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", prod_dim, RC, True),
     ("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", amax, RC, True),
     ("amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", amin, RC, True),
-    ("aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)", aminmax, R, True),
+    (
+        "aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)",
+        aminmax,
+        R + ("out_exact_dtype",),
+        True,
+    ),
     ("max(Tensor self) -> Tensor", max_, R, False),
     ("max.other(Tensor self, Tensor other) -> Tensor", max_other, (), True),
     ("max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)", max_dim, RC, True),

@@ -268,7 +268,7 @@ SORTING = [
     (
         "kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
         kthvalue,
-        (),
+        ("out_no_overlap",),
         True,
     ),
     ("median(Tensor self) -> Tensor", median, ("reduction",), True),
