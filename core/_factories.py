@@ -87,7 +87,7 @@ def tensor(
     else:
         from . import ops
 
-        array = np.ascontiguousarray(array)  # held by the core on the host, copied once to the device (no CPU plugin)
+        array = np.asarray(array, order="C")  # held by the core on the host, copied once to the device (no CPU plugin)
         strides = contiguous_strides(array.shape)
         host = Tensor._make(None, array.shape, strides, 0, target, as_device(_CPU_TYPE), native=array)
         result = ops.prims.device_put(host, dev)

@@ -162,7 +162,7 @@ def _upload(t, stride, backend, device):
     stride = tuple(stride) if stride is not None and len(stride) == len(shape) else tuple(t.stride())
     span = 1 + sum((n - 1) * s for n, s in zip(shape, stride))
     if 0 in shape or min(stride, default=0) < 0 or span != a.size:
-        return backend.from_host(np.ascontiguousarray(a), device)
+        return backend.from_host(np.asarray(a, order="C"), device)  # asarray keeps a 0-dim result 0-dim
     flat = np.empty(span, a.dtype)
     np.lib.stride_tricks.as_strided(flat, shape, tuple(s * a.itemsize for s in stride))[...] = a
     storage = backend.copy_from_host(flat, device)

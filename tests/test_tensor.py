@@ -180,3 +180,13 @@ def test_real_and_imag_are_settable_view_properties_as_in_pytorch():
     assert r.real.data_ptr() == r.data_ptr()
     with pytest.raises(RuntimeError, match="imag"):
         _ = r.imag
+
+
+@pytest.mark.parametrize(
+    "device", [s.name for s in opweave.backends.status() if s.kind == "device" and s.available and s.name != "meta"]
+)
+def test_zero_dim_data_stays_zero_dim_on_every_device(device):
+    for data in (np.zeros((), np.int32), np.float64(2.5), 3, True):
+        t = opweave.tensor(data, device=device)
+        assert t.shape == () and t.cpu().numpy().shape == ()
+        assert t.item() == np.asarray(data).item()

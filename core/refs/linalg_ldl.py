@@ -181,7 +181,7 @@ def solve_one(ld: np.ndarray, piv: np.ndarray, b: np.ndarray, hermitian: bool) -
 def _host(op: str, t) -> np.ndarray:
     if t.device.type == "meta":
         raise NotImplementedError(f"{op}: the pivoting depends on the values, which a meta tensor does not hold")
-    return np.array(ops.to(t, device="cpu").numpy() if t.device.type != "cpu" else t.numpy(), copy=True)
+    return np.array(t.numpy(force=True), copy=True)  # any device: the pivoting runs on the host
 
 
 def _check_square(op: str, name: str, t) -> None:
