@@ -182,10 +182,10 @@ def test_real_and_imag_are_settable_view_properties_as_in_pytorch():
         _ = r.imag
 
 
-@pytest.mark.parametrize(
-    "device", [s.name for s in opweave.backends.status() if s.kind == "device" and s.available and s.name != "meta"]
-)
+@pytest.mark.parametrize("device", ["cpu", "vnpu", "opencl", "ccpu"])  # the installed devices that hold data
 def test_zero_dim_data_stays_zero_dim_on_every_device(device):
+    if not opweave.backends.is_available(device):
+        pytest.skip(f"no {device} device here")
     for data in (np.zeros((), np.int32), np.float64(2.5), 3, True):
         t = opweave.tensor(data, device=device)
         assert t.shape == () and t.cpu().numpy().shape == ()
