@@ -244,6 +244,15 @@ def test_conv2d_of_a_transposed_input():
     _close(got.numpy(), _conv2d64(x, w, None, (1, 1), (1, 1), (1, 1), 1), rtol=1e-4, atol=1e-4)
 
 
+@needs_onednn
+def test_bfloat16_conv_keeps_a_nan_in_its_own_pixel():
+    """A NaN or inf pixel reaches only the outputs whose window holds it (oneDNN's bfloat16 kernels pair pixels)."""
+    x = np.array([[[[0.5, 1.0, np.nan, 2.0, 3.0, np.inf, 1.0, -1.0]]]], np.float32)
+    w = np.array([[[[2.0]]]], np.float32)
+    got = F.conv2d(ow.tensor(x, dtype=ow.bfloat16), ow.tensor(w, dtype=ow.bfloat16)).float().numpy()
+    np.testing.assert_array_equal(got, x * 2)
+
+
 # -- blocked attention ------------------------------------------------------------------------------
 
 

@@ -41,6 +41,11 @@ def _length(name, n, k):
     return {"cat": n + k, "stack": 2 * k}.get(name, k)
 
 
+def _read_ranges(name, n, k):
+    """The parts ``[lo, hi)`` of the ``n``-element source the op reads (``stack`` reads only its two ends)."""
+    return [(0, k), (n - k, n)] if name == "stack" else [(0, n)]
+
+
 def _case(draw):
     name = draw(st.sampled_from(sorted(GATHERS)))
     dtype = draw(st.sampled_from(DTYPES))
@@ -94,7 +99,11 @@ def test_out_partly_over_the_input_raises(case, data):
     buf = D.zeros(m + n + m, dtype=dtype)
     src = buf[m : m + n]  # elements [m, m + n) of the storage
     src.copy_(D.tensor(src_np, dtype=dtype))
-    start = data.draw(st.integers(1, m + n - 1))  # out's [start, start + m) meets src's
+    # out's storage elements [start, start + m) meet a part of src's [m, m + n) that the op reads
+    meets = [
+        s for s in range(1, m + n) for lo, hi in _read_ranges(name, n, len(idx_np)) if s < m + hi and s + m > m + lo
+    ]
+    start = data.draw(st.sampled_from(sorted(set(meets))))
     out = buf[start : start + m].view(want.shape)
     before = _values(buf)
     with pytest.raises(RuntimeError, match=SHARED):

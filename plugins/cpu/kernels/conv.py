@@ -69,14 +69,17 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     stride, padding, dilation, output_padding = (_per_dim(v, d) for v in (stride, padding, dilation, output_padding))
     cdt = _compute_dtype(input.dtype)
     if 1 <= d <= 3 and dnnl.supports(np.dtype(input.dtype.numpy)):
-        b = None if bias is None else native(bias)
-        x, w = native(input), native(weight)
+        # oneDNN's bfloat16 kernels sum pairs of neighbouring pixels (AVX512-BF16 dot products), so a nan or
+        # inf in one pixel spreads to its neighbour's output: bfloat16 goes through oneDNN in float32.
+        to = np.float32 if input.dtype.itemsize == 2 else None
+        b = None if bias is None else native(bias).astype(to or cdt, copy=False)
+        x, w = native(input).astype(to or cdt, copy=False), native(weight).astype(to or cdt, copy=False)
         if transposed:
             y = dnnl.transposed_convolution(x, w, b, stride, padding, dilation, output_padding, groups)
         else:
             y = dnnl.convolution(x, w, b, stride, padding, dilation, groups)
         if y is not None:
-            return wrap(y, input.dtype)
+            return wrap(y.astype(input.dtype.numpy, copy=False), input.dtype)
     x, w = native(input).astype(cdt), native(weight).astype(cdt)
     with np.errstate(invalid="ignore", over="ignore"):  # inf/nan inputs propagate silently, as in torch
         if transposed:
