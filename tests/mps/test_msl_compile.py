@@ -74,6 +74,20 @@ def test_every_kernel_argument_has_a_buffer_index(rendered):
     assert count > 1000
 
 
+_SIZES = {"char": 1, "uchar": 1, "short": 2, "ushort": 2, "half": 2, "int": 4, "uint": 4, "float": 4}
+_SIZES |= {"long": 8, "ulong": 8, "float2": 8}
+
+
+def test_threadgroup_memory_fits_an_apple_gpu(rendered):
+    sources, _ = rendered
+    largest = 0
+    for src in sources.values():
+        for body in re.findall(r"kernel void \w+\(.*?\)\n\{(.*?)\n\}\n", src, re.S):
+            arrays = re.findall(r"threadgroup (\w+) \w+\[(\d+)\];", body)
+            largest = max(largest, sum(_SIZES[t] * int(n) for t, n in arrays))
+    assert 0 < largest <= msl_programs.APPLE_GPU.local_mem
+
+
 def test_no_opencl_spelling_is_left(rendered):
     sources, _ = rendered
     for name, src in sources.items():

@@ -12,6 +12,8 @@ import numpy as np
 import opweave
 import pytest
 from fake_metal import FakeMetal
+from hypothesis import given
+from hypothesis import strategies as st
 from opweave_kernelgen.allocator import CachingAllocator
 from opweave_mps._runtime import BATCH, MetalRuntime
 
@@ -170,3 +172,57 @@ def test_a_buffer_metal_refuses_is_out_of_memory():
         runtime.allocate(2 << 20)
     with pytest.raises(opweave.OutOfMemoryError, match="largest buffer"):
         CachingAllocator(runtime).malloc(2 << 20)
+
+
+class FakeBackedMPS:
+    """The mps backend with its runtime over the fake (its storages, copies and dtype checks are the real code)."""
+
+    def __new__(cls, metal):
+        from opweave_mps._backend import MPSBackend
+
+        backend = MPSBackend()
+        backend._runtimes = [MetalRuntime(metal, metal.MTLCreateSystemDefaultDevice())]
+        return backend
+
+
+def _bytes(a) -> np.ndarray:
+    return np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+
+
+_ROUND_TRIP = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "complex64"]
+
+
+@given(
+    st.sampled_from(_ROUND_TRIP),
+    st.lists(st.integers(0, 4), min_size=0, max_size=3),
+    st.data(),
+)
+def test_tensors_round_trip_through_shared_buffers_with_any_strides(name, shape, data):
+    from opweave.backends.kernel import wrap_storage
+
+    backend, dev = FakeBackedMPS(FakeMetal()), opweave.device("mps", 0)
+    dtype = getattr(opweave, name)
+    big = [2 * n + 1 for n in shape]  # room for steps of 2 and an offset in every dim
+    bits = np.random.default_rng(len(shape)).integers(0, 256, size=int(np.prod(big)) * dtype.itemsize, dtype=np.uint8)
+    host = (bits % 2).astype(bool) if name == "bool" else bits.view(dtype.numpy)
+    host = host.reshape(big)
+    t = backend.from_host(host, dev)
+    np.testing.assert_array_equal(_bytes(backend.copy_to_host(t)), _bytes(host))
+    # a view of the same storage: an offset, steps and an order of dims drawn at random
+    index = tuple(slice(data.draw(st.integers(0, 1)), None, data.draw(st.sampled_from([1, 2]))) for _ in big)
+    view = host[(*index, ...)][(*(slice(0, n) for n in shape), ...)]  # (..., so a 0-dim index gives a view)
+    view = view.transpose(data.draw(st.permutations(range(len(shape)))))
+    item = host.itemsize
+    offset = (view.__array_interface__["data"][0] - host.__array_interface__["data"][0]) // item
+    strides = tuple(s // item for s in view.strides)
+    dview = wrap_storage(t.untyped_storage(), view.shape, strides, offset, dtype=dtype, device=dev)
+    np.testing.assert_array_equal(_bytes(backend.copy_to_host(dview)), _bytes(view))
+
+
+def test_the_backend_refuses_double_dtypes_naming_the_device():
+    backend, dev = FakeBackedMPS(FakeMetal()), opweave.device("mps", 0)
+    with pytest.raises(TypeError, match="mps device has no float64"):
+        backend.from_host(np.zeros(3), dev)
+    with pytest.raises(TypeError, match="mps device has no complex128"):
+        backend.empty_strided((2,), (1,), opweave.complex128, dev)
+    assert backend.empty_strided((2,), (1,), opweave.float16, dev).dtype is opweave.float16
