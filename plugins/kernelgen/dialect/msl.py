@@ -47,18 +47,26 @@ inline float expm1(float x) {
     if (fabs(x) >= 0.5f) return exp(x) - 1.0f;
     float u = exp(x);
     if (u == 1.0f) return x;
-    return (u - 1.0f) * x / log(u);
+    return (u - 1.0f) * (x / log(u));
 }
 inline float log1p(float x) {
     float u = 1.0f + x;
     if (u == 1.0f) return x;
     if (isinf(u)) return u;
-    return log(u) * x / (u - 1.0f);
+    return log(u) * (x / (u - 1.0f));
 }
 inline float cbrt(float x) {
     if (x == 0.0f || isinf(x) || isnan(x)) return x;
     float y = copysign(pow(fabs(x), 1.0f / 3.0f), x);
     return y - (y * y * y - x) / (3.0f * y * y);
+}
+inline float ow_erfc_tail(float a) {  // erfc(a) for a >= 0.5: Numerical Recipes' erfcc (fractional error < 1.2e-7)
+    if (a > 10.1f) return 0.0f;  // below half the least subnormal (and erfc(inf) = 0 without inf - inf)
+    float t = 1.0f / (1.0f + 0.5f * a);
+    float p = -1.26551223f + t * (1.00002368f + t * (0.37409196f + t * (0.09678418f + t * (-0.18628806f
+        + t * (0.27886807f + t * (-1.13520398f + t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f))))))));
+    float s = as_type<float>(as_type<uint>(a) & 0xfffff000u);  // -a*a = -s*s + (s - a)(s + a), s*s exact
+    return t * exp(-s * s) * exp(p) * exp((s - a) * (s + a));
 }
 inline float erf(float x) {
     float a = fabs(x);
@@ -67,19 +75,11 @@ inline float erf(float x) {
         return x * (1.1283791671f + z * (-0.3761263890f + z * (0.1128379167f + z * (-0.0268661706f
             + z * (0.0052239776f + z * (-0.0008548327f))))));
     }
-    float t = 1.0f / (1.0f + 0.5f * a);
-    float y = t * exp(-a * a - 1.26551223f + t * (1.00002368f + t * (0.37409196f + t * (0.09678418f
-        + t * (-0.18628806f + t * (0.27886807f + t * (-1.13520398f + t * (1.48851587f
-        + t * (-0.82215223f + t * 0.17087277f)))))))));
-    return copysign(1.0f - y, x);
+    return copysign(1.0f - ow_erfc_tail(a), x);
 }
 inline float erfc(float x) {
-    float a = fabs(x);
-    if (a < 0.5f) return 1.0f - erf(x);
-    float t = 1.0f / (1.0f + 0.5f * a);
-    float y = t * exp(-a * a - 1.26551223f + t * (1.00002368f + t * (0.37409196f + t * (0.09678418f
-        + t * (-0.18628806f + t * (0.27886807f + t * (-1.13520398f + t * (1.48851587f
-        + t * (-0.82215223f + t * 0.17087277f)))))))));
+    if (fabs(x) < 0.5f) return 1.0f - erf(x);
+    float y = ow_erfc_tail(fabs(x));
     return x < 0.0f ? 2.0f - y : y;
 }
 inline uint ow_atomic_cas32(device uint* p, uint expected, uint desired) {
