@@ -71,6 +71,11 @@ def test_every_kernel_argument_has_a_buffer_index(rendered):
                     assert decl.startswith(("device ", "constant ")), (name, kname, decl)
                     assert ("*" in decl) == decl.startswith("device "), (name, kname, decl)
             assert all(p in params for p in ID_PARAMS), (name, kname)
+            # a constant argument is only read once, into the thread variable the body uses (the shim cannot
+            # tell a constant pointer from a thread one: taking the address of the argument itself would pass)
+            for arg in re.findall(r"constant [\w ]+& (\w+_arg) \[\[", params):
+                uses = len(re.findall(rf"\b{arg}\b", src))
+                assert uses == src.count(f" {arg} [[") + src.count(f" = {arg};"), (name, kname, arg)
     assert count > 1000
 
 
@@ -134,7 +139,7 @@ def test_subgroup_reductions_and_atomics_compile():
     src = MSL.header(["float32"]) + MSL.kernel("probe", params, body)
     result = _compile(src)
     assert result.returncode == 0, result.stderr
-    assert "simd_sum(v)" in src and "[[thread_position_in_grid]]" in src and "constant long& n [[buffer(3)]]" in src
+    assert "simd_sum(v)" in src and "[[thread_position_in_grid]]" in src and "constant long& n_arg [[buffer(3)]]" in src
     with pytest.raises(NotImplementedError, match="64-bit"):
         MSL.atomic_cas(64, "p", "a", "b")
 

@@ -4,7 +4,8 @@ MSL is C++14 with address spaces and attributes. What differs from OpenCL C:
 
 - a kernel is ``kernel void`` and *every* argument carries a ``[[buffer(i)]]`` index; a by-value argument
   (``long n``, ``dims_t shape``) is read from a small constant buffer, so it is declared
-  ``constant long& n [[buffer(i)]]`` (:meth:`MSLDialect.param`). Work-item ids are arguments too
+  ``constant long& n_arg [[buffer(i)]]`` (:meth:`MSLDialect.param`) and copied into a thread variable ``n``
+  at the kernel's start, which is what OpenCL's by-value arguments are. Work-item ids are arguments too
   (``[[thread_position_in_grid]]``, ``[[thread_position_in_threadgroup]]``,
   ``[[threadgroup_position_in_grid]]``, ``[[threads_per_threadgroup]]``), appended to every kernel;
 - buffers are ``device``, shared arrays ``threadgroup``, barriers ``threadgroup_barrier(mem_flags::...)``;
@@ -136,13 +137,20 @@ class MSLDialect(Dialect):
             raise TypeError(f"the mps device has no {dtype}: Metal has no {NO_METAL_TYPE[dtype]} type")
         return super().type_name(dtype)
 
+    def kernel(self, name: str, params: list[str], body: str) -> str:
+        """The kernel; each by-value argument is first copied from its constant buffer into a thread variable.
+
+        OpenCL C's by-value arguments are private copies: the templates take their address (``&p``) and may
+        assign them. In Metal they arrive as ``constant`` references, so the copy keeps both legal.
+        """
+        copies = "".join(f"    {ctype} {arg} = {arg}_arg;\n" for ctype, arg in map(_by_value, params) if ctype)
+        return super().kernel(name, params, copies + body)
+
     def param(self, decl: str, index: int) -> str:
-        """``[[buffer(index)]]`` on every argument; a by-value one becomes a ``constant`` reference."""
-        if "*" not in decl:
-            words = decl.split()
-            if words[0] == "const":
-                words = words[1:]
-            decl = f"constant {' '.join(words[:-1])}& {words[-1]}"
+        """``[[buffer(index)]]`` on every argument; a by-value one arrives as ``constant T& name_arg``."""
+        ctype, arg = _by_value(decl)
+        if ctype:
+            decl = f"constant {ctype}& {arg}_arg"
         return f"{decl} [[buffer({index})]]"
 
     def builtin_params(self) -> list[str]:
@@ -234,6 +242,17 @@ class MSLDialect(Dialect):
     def subgroup_shuffle_down(self, expr: str, delta: str) -> str:
         """``simd_shuffle_down(expr, delta)``."""
         return f"simd_shuffle_down({expr}, (ushort)({delta}))"
+
+
+def _by_value(decl: str) -> tuple:
+    """``(type, name)`` of a by-value parameter declaration (``const long n``, ``dims_t shape``); ``("", "")``
+    for a buffer (a pointer)."""
+    if "*" in decl:
+        return "", ""
+    words = decl.split()
+    if words[0] == "const":
+        words = words[1:]
+    return " ".join(words[:-1]), words[-1]
 
 
 MSL = MSLDialect()
