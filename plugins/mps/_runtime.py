@@ -114,15 +114,17 @@ class MetalRuntime(Runtime):
     def copy_device(self, dst: Buffer, src: Buffer, nbytes: int, dst_offset: int = 0, src_offset: int = 0) -> None:
         """A blit copy, encoded after the earlier launches."""
         if nbytes:
-            blit = self._encode("blit")
-            blit.copyFromBuffer_sourceOffset_toBuffer_destinationOffset_size_(
-                src.mtl, src_offset, dst.mtl, dst_offset, nbytes
-            )
+            with self._lock:
+                blit = self._encode("blit")
+                blit.copyFromBuffer_sourceOffset_toBuffer_destinationOffset_size_(
+                    src.mtl, src_offset, dst.mtl, dst_offset, nbytes
+                )
 
     def fill_zero(self, buffer: Buffer, nbytes: int, offset: int = 0) -> None:
         """A blit fill with zero bytes, encoded after the earlier launches."""
         if nbytes:
-            self._encode("blit").fillBuffer_range_value_(buffer.mtl, (offset, nbytes), 0)
+            with self._lock:
+                self._encode("blit").fillBuffer_range_value_(buffer.mtl, (offset, nbytes), 0)
 
     # -- programs --------------------------------------------------------------------------------
 
