@@ -18,6 +18,21 @@ from opweave_mps import matmul
 from opweave_mps._runtime import MetalRuntime
 
 
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    """``matmul`` over a fake-backed mps backend: ``(backend, fake Metal)`` (restored after the module)."""
+    from opweave_mps import _metal
+    from opweave_mps._backend import MPSBackend
+
+    fake = FakeMetal()
+    backend = MPSBackend()
+    backend._runtimes = [MetalRuntime(fake, fake.MTLCreateSystemDefaultDevice())]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_metal, "_found", (fake, fake_mps(), fake.device))
+        mp.setattr(matmul, "BACKEND", backend)
+        yield backend, fake
+
+
 def _stored(rng, dtype, batch, rows, cols, transposed, pad, offset):
     """A (batch, rows, cols) operand as it lies in memory: (flat storage, element strides, element offset)."""
     inner, outer = (rows, cols) if transposed else (cols, rows)
@@ -76,3 +91,36 @@ def test_operand_layouts(strides, expected):
 def test_a_single_row_takes_any_row_stride():
     assert matmul.operand(_layout((1, 1), 2), 1, 4, 1) == (False, 4, 4)
     assert matmul.operand(_layout((5, 1), 2), 4, 1, 1) == (False, 5, 20)
+
+
+@given(
+    st.integers(0, 3), st.integers(0, 5), st.integers(0, 5), st.integers(1, 5),
+    st.booleans(), st.booleans(), st.sampled_from(["float32", "float16"]), st.integers(0, 2**32 - 1),
+)  # fmt: skip
+def test_mm_and_bmm_of_device_tensors_through_the_fake(monkeypatch_module, batch, m, n, k, ta, tb, dtype, seed):
+    """The tensor-level glue: output allocation, byte offsets of views, 2-D and batched products."""
+    import opweave
+    from opweave.backends.kernel import wrap_storage
+    from opweave_mps import _metal
+
+    backend, fake = monkeypatch_module
+    dev = opweave.device("mps", 0)
+    rng = np.random.default_rng(seed)
+
+    def operand(rows, cols, transposed):
+        shape = (max(batch, 1), cols, rows) if transposed else (max(batch, 1), rows, cols)
+        host = rng.integers(-4, 5, size=(3 + int(np.prod(shape)),)).astype(dtype)
+        t = backend.from_host(host, dev)
+        strides = (shape[1] * shape[2], 1, shape[2]) if transposed else (shape[1] * shape[2], shape[2], 1)
+        logical = (max(batch, 1), rows, cols)
+        ref = np.lib.stride_tricks.as_strided(host[3:], logical, [s * host.itemsize for s in strides])
+        if not batch:  # a 2-D operand: the first matrix
+            return wrap_storage(t.untyped_storage(), logical[1:], strides[1:], 3, dtype=t.dtype, device=dev), ref[0]
+        return wrap_storage(t.untyped_storage(), logical, strides, 3, dtype=t.dtype, device=dev), ref
+
+    (a, ra), (b, rb) = operand(m, k, ta), operand(k, n, tb)
+    out = matmul.matmul(a, b, max(batch, 1) if batch else 1)
+    assert out is not None and tuple(out.shape) == (ra @ rb).shape and out.dtype is a.dtype
+    expected = (ra.astype(np.float64) @ rb.astype(np.float64)).astype(dtype)
+    np.testing.assert_array_equal(backend.copy_to_host(out), expected)
+    assert _metal.found()[0] is fake
