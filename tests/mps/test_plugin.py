@@ -62,12 +62,7 @@ def test_autocast_table_and_dlpack_device():
     policy = opweave.autocast_policy("mps")
     assert {"mm", "bmm", "linear", "conv2d"} <= set(policy.lower_precision)
     assert {"batch_norm", "layer_norm", "exp"} <= set(policy.fp32)
-    assert "batch_norm" not in opweave.autocast_policy("cuda").fp32 if _has("cuda") else True
     assert BACKEND.dlpack_device_type == 8  # kDLMetal
-
-
-def _has(device_type: str) -> bool:
-    return any(r.name == device_type for r in opweave.backends.status())
 
 
 def test_the_extra_installs_pyobjc_only_on_macos():
