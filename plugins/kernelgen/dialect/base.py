@@ -43,6 +43,8 @@ class Dialect:
     restrict = ""
     type_names: dict = STORAGE_TYPES
     math_names: dict = {}  # opweave name -> function name where they differ
+    #: Whether the language has 64-bit atomic compare-and-swap (Metal has not: int64 scatter updates decline).
+    atomics64 = True
 
     def header(self, dtypes) -> str:
         """Pragmas and definitions the kernels of ``dtypes`` (dtype names) need, placed before them."""
@@ -57,8 +59,17 @@ class Dialect:
         return COMPUTE_TYPES.get(dtype) or self.type_name(dtype)
 
     def kernel(self, name: str, params: list[str], body: str) -> str:
-        """A whole kernel: declaration, parameter list and body."""
-        return f"{self.kernel_prefix} {name}({', '.join(params)})\n{{\n{body}\n}}\n"
+        """A whole kernel: declaration, parameters (through :meth:`param`, then :meth:`builtin_params`), body."""
+        args = [self.param(p, i) for i, p in enumerate(params)] + self.builtin_params()
+        return f"{self.kernel_prefix} {name}({', '.join(args)})\n{{\n{body}\n}}\n"
+
+    def param(self, decl: str, index: int) -> str:
+        """Kernel parameter number ``index`` as declared (C: unchanged; Metal adds ``[[buffer(index)]]``)."""
+        return decl
+
+    def builtin_params(self) -> list[str]:
+        """Parameters appended to every kernel (Metal: the work-item ids, which are kernel arguments there)."""
+        return []
 
     def buffer(self, ctype: str, name: str, const: bool = False) -> str:
         """A global-memory buffer parameter."""
@@ -148,6 +159,14 @@ class Dialect:
     def global_barrier(self) -> str:
         """Statement: synchronise a work group on global memory (work items sharing a matrix in a buffer)."""
         raise NotImplementedError
+
+    def subgroup_sum(self, expr: str) -> str:
+        """Expression: the sum of ``expr`` over the subgroup (SIMD group, warp); a dialect without one raises."""
+        raise NotImplementedError(f"the {self.name} dialect has no subgroup reductions")
+
+    def subgroup_shuffle_down(self, expr: str, delta: str) -> str:
+        """Expression: ``expr`` of the work item ``delta`` lanes further in the subgroup."""
+        raise NotImplementedError(f"the {self.name} dialect has no subgroup shuffles")
 
     def function_prefix(self) -> str:
         """The qualifiers of a helper function that kernels call (CUDA would say ``__device__ inline``)."""

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 import opweave
+from opweave.backends.kernel import Decline
 
 from ..codegen import scatter as gen
 from ..codegen.common import MAX_RANK
@@ -85,7 +86,13 @@ def moves(rt, itemsize: int) -> dict:
 
 
 def _accumulators(rt, dtype: str) -> dict:
-    dts = tuple(d for d in _ACCUMULATE if rt.has_fp64 or d not in ("float64", "complex128"))
+    dts = tuple(
+        d
+        for d in _ACCUMULATE
+        if (rt.has_fp64 or d not in ("float64", "complex128")) and (rt.dialect.atomics64 or d != "int64")
+    )
+    if dtype not in dts:  # Metal: no 64-bit compare-and-swap for the int64 update
+        raise Decline(f"kernelgen: {rt.device_name} has no atomic update of {dtype} elements")
     ks = program_kernels(rt, ("scatter_acc", dts), lambda: gen.accumulate_program(rt.dialect, dts))
     return {
         name: ks[f"{name}_{dtype}"]
