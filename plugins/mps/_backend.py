@@ -8,6 +8,7 @@ raises ``TypeError`` naming it (as PyTorch's MPS backend does).
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import opweave
@@ -22,7 +23,7 @@ class MPSBackend(KernelBackend):
     """One Metal GPU (``mps``, as PyTorch has one MPS device)."""
 
     name = NAME
-    extra = "mps"
+    extra = "mps" if sys.platform == "darwin" else None  # off macOS no install helps
     dlpack_device_type = 8  # kDLMetal
     autocast_dtype = opweave.float16
     fp16_feature = "half precision"
