@@ -18,6 +18,7 @@ cuBLAS wants, else with ``CUBLAS_OP_T`` (its memory is the transpose).
 Precision (float32 and complex64), from ``opweave.get_float32_matmul_precision()``: "highest" →
 ``CUBLAS_COMPUTE_32F``; "high" → ``CUBLAS_COMPUTE_32F_FAST_TF32``; "medium" → ``CUBLAS_COMPUTE_32F_FAST_16BF``
 (bfloat16 internal arithmetic, as PyTorch documents "medium"; PyTorch's own CUDA build runs "medium" as TF32).
+complex64 follows the same setting but uses TF32 for "medium" too, as PyTorch's complex GEMMs do.
 float16 and bfloat16 use ``CUBLAS_COMPUTE_32F`` on tensor cores (float16 with ``CUBLAS_COMPUTE_16F`` when
 ``opweave.backends.cuda.matmul.allow_fp16_accumulation``); the reduced-precision-reduction flags add
 ``CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION`` when they are False, as PyTorch does.
@@ -214,6 +215,8 @@ def _compute(dtype: str, precision: str, allow_fp16_accumulation: bool) -> tuple
     if dtype in ("float32", "complex64"):
         if precision not in _FLOAT32_COMPUTE:
             raise ValueError(f"cublas.matmul(): unknown float32 matmul precision {precision!r}")
+        if dtype == "complex64" and precision == "medium":  # as PyTorch: complex GEMMs get TF32 at most
+            return CUBLAS_COMPUTE_32F_FAST_TF32, dtype
         return _FLOAT32_COMPUTE[precision], dtype
     if dtype in ("float64", "complex128"):
         return CUBLAS_COMPUTE_64F, dtype
@@ -441,17 +444,27 @@ def _check(function: str, status: int) -> None:
 # -- handles, streams and workspaces -------------------------------------------------------------------------------
 
 
-def _driver_call(result: tuple) -> Any:
+def _driver_call(function: str, result: tuple) -> Any:
     error, *values = result
     if int(error) != 0:
-        raise RuntimeError(f"CUDA driver error {error}")
+        raise RuntimeError(f"cuBLAS setup: {function} failed with {getattr(error, 'name', error)}")
     return values[0] if len(values) == 1 else values
 
 
 def _current_device() -> int:
-    from cuda.bindings import driver
+    """The device of the calling thread's current CUDA context (the backend makes its context current)."""
+    try:
+        from cuda.bindings import driver
 
-    return int(_driver_call(driver.cuCtxGetDevice()))
+        error, device = driver.cuCtxGetDevice()
+    except (ImportError, RuntimeError) as exc:  # no cuda-bindings, or no driver (libcuda does not load)
+        raise RuntimeError(f"cublas.matmul(): the CUDA driver is not usable: {type(exc).__name__}: {exc}") from exc
+    if int(error) != 0:
+        raise RuntimeError(
+            f"cublas.matmul(): no current CUDA context on this thread ({getattr(error, 'name', error)}); "
+            "the CUDA backend makes a device's context current before calling cuBLAS"
+        )
+    return int(device)
 
 
 class _Handle:
@@ -473,7 +486,8 @@ class _Handle:
         from cuda.bindings import driver
 
         major = _driver_call(
-            driver.cuDeviceGetAttribute(driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device)
+            "cuDeviceGetAttribute",
+            driver.cuDeviceGetAttribute(driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
         )
         self.workspace_bytes = workspace_size(os.environ.get("CUBLAS_WORKSPACE_CONFIG"), int(major))
 
@@ -486,7 +500,7 @@ class _Handle:
         if workspace is None:
             from cuda.bindings import driver
 
-            workspace = int(_driver_call(driver.cuMemAlloc(self.workspace_bytes)))
+            workspace = int(_driver_call("cuMemAlloc", driver.cuMemAlloc(self.workspace_bytes)))
             self.workspaces[stream] = workspace
         _check("cublasSetStream_v2", lib.cublasSetStream_v2(self.handle, stream))
         _check("cublasSetWorkspace_v2", lib.cublasSetWorkspace_v2(self.handle, workspace, self.workspace_bytes))
@@ -508,9 +522,12 @@ class _ThreadHandles(dict):
     """This thread's handles by device; when the thread ends they go back to the pool (not destroyed)."""
 
     def __del__(self):
-        with _pool_lock:
-            for handle in self.values():
-                _pool.setdefault(handle.device, []).append(handle)
+        try:
+            with _pool_lock:
+                for handle in self.values():
+                    _pool.setdefault(handle.device, []).append(handle)
+        except Exception:  # interpreter shutdown: the process's end frees them
+            pass
 
 
 _local = threading.local()
