@@ -9,9 +9,12 @@ PyTorch's documented behaviour. With a GPU and driver: the real call is compared
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.util
+import re
 import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -371,6 +374,130 @@ def test_library_loads_and_every_declared_symbol_resolves():
 def test_matmul_without_a_driver_raises_runtimeerror():
     with pytest.raises(RuntimeError, match="CUDA"):
         cublas.matmul(0, "float32", 1, 2, 2, 2, 8, (0, 2, 1), 8, (0, 2, 1), 8, (0, 2, 1))
+
+
+def _header() -> str | None:
+    try:
+        from cuda.pathfinder import find_nvidia_header_directory
+
+        folder = find_nvidia_header_directory("cublas")
+        return (Path(folder) / "cublas_api.h").read_text() if folder else None
+    except Exception:
+        return None
+
+
+# bytes of each C parameter type of cublas_api.h's prototypes (enums are int-sized)
+_C_SIZES = {
+    "int": 4,
+    "cublasOperation_t": 4,
+    "cudaDataType": 4,
+    "cublasComputeType_t": 4,
+    "cublasGemmAlgo_t": 4,
+    "cublasMath_t": 4,
+    "cublasPointerMode_t": 4,
+    "libraryPropertyType": 4,
+    "cublasStatus_t": 4,
+    "long long int": 8,
+    "int64_t": 8,
+    "size_t": 8,
+    "cublasHandle_t": 8,
+    "cudaStream_t": 8,
+}
+
+
+def _c_size(declaration: str) -> int:
+    """Bytes of a parameter declaration such as ``const void* alpha`` or ``long long int strideA``."""
+    text = declaration.replace("const ", "").strip()
+    if "*" in text:
+        return 8
+    type_name = text.rsplit(" ", 1)[0].strip() if " " in text else text
+    return _C_SIZES[type_name]
+
+
+@pytest.mark.skipif(not _library_present() or _header() is None, reason="cuBLAS's library or header is not installed")
+def test_every_declaration_matches_the_header_abi():
+    """Each cdef'd function has the header's parameter count, and each parameter the header's size and kind
+    (pointer or integer), so the ABI-mode calls pass the arguments cuBLAS expects."""
+    header = _header()
+    ffi, lib, _path = cublas._load()
+    for name in cublas.symbols():
+        match = re.search(rf"\b{name}\s*\(([^)]*)\)\s*;", header)
+        assert match, f"{name} is not declared in cublas_api.h"
+        params = [p.strip() for p in match.group(1).split(",") if p.strip() not in ("", "void")]
+        ours = ffi.typeof(getattr(lib, name)).args
+        assert len(ours) == len(params), f"{name}: {len(ours)} parameters, the header has {len(params)}"
+        for param, ctype in zip(params, ours):
+            assert ffi.sizeof(ctype) == _c_size(param), f"{name}: {ctype.cname} vs {param!r}"
+            header_pointer = "*" in param or param.split()[0] in ("cublasHandle_t", "cudaStream_t")
+            if ctype.kind == "pointer":
+                assert header_pointer, f"{name}: {ctype.cname} vs {param!r}"
+            elif header_pointer:  # device pointers and the stream are passed as uintptr_t (same register class)
+                assert ctype.cname == "uintptr_t", f"{name}: {ctype.cname} vs {param!r}"
+            else:
+                assert ctype.kind == "primitive" and ctype.cname != "uintptr_t", f"{name}: {ctype.cname} vs {param!r}"
+
+
+@pytest.mark.skipif(not _library_present() or _header() is None, reason="cuBLAS's library or header is not installed")
+def test_enum_values_match_the_header():
+    header = _header()
+    constants = {
+        "CUBLAS_OP_N": cublas.CUBLAS_OP_N,
+        "CUBLAS_OP_T": cublas.CUBLAS_OP_T,
+        "CUBLAS_POINTER_MODE_HOST": cublas.CUBLAS_POINTER_MODE_HOST,
+        "CUBLAS_GEMM_DEFAULT": cublas.CUBLAS_GEMM_DEFAULT,
+        "CUBLAS_DEFAULT_MATH": cublas.CUBLAS_DEFAULT_MATH,
+        "CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION": cublas.CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION,
+        "CUBLAS_COMPUTE_16F": cublas.CUBLAS_COMPUTE_16F,
+        "CUBLAS_COMPUTE_32F": cublas.CUBLAS_COMPUTE_32F,
+        "CUBLAS_COMPUTE_32F_FAST_16BF": cublas.CUBLAS_COMPUTE_32F_FAST_16BF,
+        "CUBLAS_COMPUTE_32F_FAST_TF32": cublas.CUBLAS_COMPUTE_32F_FAST_TF32,
+        "CUBLAS_COMPUTE_64F": cublas.CUBLAS_COMPUTE_64F,
+        **{name: value for value, name in cublas.STATUS_NAMES.items()},
+    }
+    for name, value in constants.items():
+        match = re.search(rf"\b{name}\s*=\s*(-?\d+)", header)
+        assert match and int(match.group(1)) == value, f"{name}: header {match and match.group(1)}, module {value}"
+
+
+@pytest.mark.skipif(not _library_present(), reason="libcublas (the nvidia-cublas wheel) or cffi is not installed")
+def test_failures_name_the_cublas_status():
+    cublas._load()
+    error = cublas._status_error("cublasGemmStridedBatchedEx", 7)
+    assert isinstance(error, RuntimeError)
+    assert str(error).startswith("cuBLAS cublasGemmStridedBatchedEx failed with CUBLAS_STATUS_INVALID_VALUE: ")
+    assert "status 99" in str(cublas._status_error("cublasCreate_v2", 99))
+
+
+def test_one_handle_per_device_and_thread_and_finished_threads_give_theirs_back(monkeypatch):
+    made = []
+
+    class FakeHandle:
+        def __init__(self, device):
+            self.device = device
+            made.append(self)
+
+    monkeypatch.setattr(cublas, "_Handle", FakeHandle)
+    monkeypatch.setattr(cublas, "_local", threading.local())
+    monkeypatch.setattr(cublas, "_pool", {})
+    main = cublas._handle(0)
+    assert cublas._handle(0) is main, "the same handle for the same device and thread"
+    other_device = cublas._handle(1)
+    assert other_device is not main and other_device.device == 1
+    seen = []
+
+    def worker():
+        seen.append(cublas._handle(0))
+
+    first = threading.Thread(target=worker)
+    first.start()
+    first.join()
+    assert seen[0] is not main, "another thread gets its own handle"
+    gc.collect()
+    second = threading.Thread(target=worker)
+    second.start()
+    second.join()
+    assert seen[1] is seen[0], "a finished thread's handle is reused, not a new one made"
+    assert len(made) == 3
 
 
 def test_available_reports_a_missing_library_without_raising(monkeypatch):
