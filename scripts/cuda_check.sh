@@ -11,8 +11,9 @@
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl cffi pycparser wheel
 #
 # Usage: [OUT=dir] [WHEELS=dir] [PYTHON=python3] scripts/cuda_check.sh
-# Step time limits in seconds (defaults sum to 470): INSTALL_TIMEOUT=40 DOCTOR_TIMEOUT=40 TESTS_TIMEOUT=130
-# BENCH_TIMEOUT=110 CONFORMANCE_TIMEOUT=150.
+# Step time limits in seconds (with the 15 s of the environment step they sum to 455, 7.6 minutes):
+# INSTALL_TIMEOUT=35 DOCTOR_TIMEOUT=25 TESTS_TIMEOUT=100 BENCH_TIMEOUT=90 CONFORMANCE_TIMEOUT=190.
+# Logs (8 files at most): environment, install, doctor, tests, bench, conformance (.log), conformance.json, summary.log.
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 2
@@ -29,14 +30,14 @@ SUMMARY="$LOGS/summary.log"
 : >"$SUMMARY"
 failed=0
 
-# step NAME TIMEOUT COMMAND...: run COMMAND (a program or an exported function) with a time limit, its output (stdout and stderr) in $LOGS/NAME.log,
-# and one line in the summary.
+# step NAME TIMEOUT COMMAND...: run COMMAND (a program or an exported function) with a time limit, its output
+# (stdout and stderr) in $LOGS/NAME.log, and one line in the summary.
 step() {
     local name=$1 limit=$2
     shift 2
     local start=$SECONDS status
     echo "== $name (limit ${limit}s): $*"
-    timeout -k 10 "$limit" bash -c '"$@"' "$name" "$@" >"$LOGS/$name.log" 2>&1
+    timeout -k 5 "$limit" bash -c '"$@"' "$name" "$@" >"$LOGS/$name.log" 2>&1
     status=$?
     local took=$((SECONDS - start))
     if [ "$status" -eq 0 ]; then
@@ -133,11 +134,12 @@ cuda_tests() {
 export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}" ROOT WHEELS PYTHON SITE
 export -f environment install link_source_tree cuda_tests
 total_start=$SECONDS
-step environment 30 environment
-step install "${INSTALL_TIMEOUT:-40}" install
-step doctor "${DOCTOR_TIMEOUT:-40}" "$PYTHON" -m opweave.cli doctor
-step tests "${TESTS_TIMEOUT:-130}" cuda_tests
-step bench "${BENCH_TIMEOUT:-110}" "$PYTHON" bench/cuda.py
-step conformance "${CONFORMANCE_TIMEOUT:-150}" "$PYTHON" -m opweave.cli conformance --backend cuda --profile quick
+step environment 15 environment
+step install "${INSTALL_TIMEOUT:-35}" install
+step doctor "${DOCTOR_TIMEOUT:-25}" "$PYTHON" -m opweave.cli doctor
+step tests "${TESTS_TIMEOUT:-100}" cuda_tests
+step bench "${BENCH_TIMEOUT:-90}" "$PYTHON" bench/cuda.py
+step conformance "${CONFORMANCE_TIMEOUT:-190}" "$PYTHON" -m opweave.cli conformance --backend cuda --profile quick \
+    --quiet --report "$LOGS/conformance.json"
 echo "total $((SECONDS - total_start))s; logs in $LOGS" | tee -a "$SUMMARY"
 exit "$failed"
