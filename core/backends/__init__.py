@@ -101,14 +101,16 @@ def float32_matmul_mode(device_type: str) -> str:
 def __getattr__(name: str):
     """``opweave.backends.<device type>``: that device type's flags (``.matmul.allow_tf32``).
 
+    ``opweave.backends.cuda`` is a module of its own (cuBLAS's flags and ``is_built()``) sharing that object.
+
     ``opweave.backends.quantized`` is the quantized engine selection (``engine``, ``supported_engines``).
     """
     if name.startswith("_") or not name.isidentifier():
         raise AttributeError(f"module 'opweave.backends' has no attribute {name!r}")
-    if name == "kernel":  # the submodule (``from opweave.backends import kernel`` asks here first)
+    if name in ("kernel", "cuda"):  # submodules (``from opweave.backends import kernel`` asks here first)
         import importlib
 
-        return importlib.import_module(f"{__name__}.kernel")
+        return importlib.import_module(f"{__name__}.{name}")
     if name == "quantized":
         from ..quantization._engine import flags
 
