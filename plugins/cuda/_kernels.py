@@ -7,7 +7,8 @@ a dtype it has no GEMM for (integers), the generator's tiled kernel runs instead
 
 from __future__ import annotations
 
-from opweave_kernelgen.kernels._common import KERNELS, empty, runtime_of
+from opweave.backends.kernel import Decline, contiguous_strides
+from opweave_kernelgen.kernels import linalg as generated
 
 _CUBLAS_DTYPES = frozenset({"float32", "float64", "float16", "bfloat16", "complex64", "complex128"})
 
@@ -57,9 +58,24 @@ def _operand(t, batch_stride: int):
     return ptr, (batch_stride, *layout), t
 
 
+def _empty(shape, like):
+    from ._backend import BACKEND
+
+    return BACKEND.empty_strided(shape, contiguous_strides(shape), like.dtype, like.device)
+
+
+def _generated(fn, a, b):
+    result = fn(a, b)
+    if result is NotImplemented:
+        raise Decline(f"cuda: no kernel for this case of {fn.__name__}")
+    return result
+
+
 def _gemm(module, out, a, b, sa: int, sb: int, batch: int) -> None:
+    from ._backend import BACKEND
+
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    rt = runtime_of(out)
+    rt = BACKEND.runtime(out.device)
     if out.numel() == 0:
         return
     if k == 0:
@@ -76,8 +92,8 @@ def mm(a, b):
     """``a @ b`` through cuBLAS (the generator's kernel without cuBLAS or for integer dtypes)."""
     module = cublas()
     if module is None or a.dtype.name not in _CUBLAS_DTYPES:
-        return KERNELS["prims::mm"](a, b)
-    out = empty((a.shape[0], b.shape[1]), a.dtype, a.device)
+        return _generated(generated.mm, a, b)
+    out = _empty((a.shape[0], b.shape[1]), a)
     _gemm(module, out, a, b, 0, 0, 1)
     return out
 
@@ -86,8 +102,8 @@ def bmm(a, b):
     """Batched ``a[i] @ b[i]`` through cuBLAS (strided batched; the generator's kernel as for ``mm``)."""
     module = cublas()
     if module is None or a.dtype.name not in _CUBLAS_DTYPES:
-        return KERNELS["prims::bmm"](a, b)
-    out = empty((a.shape[0], a.shape[1], b.shape[2]), a.dtype, a.device)
+        return _generated(generated.bmm, a, b)
+    out = _empty((a.shape[0], a.shape[1], b.shape[2]), a)
     _gemm(module, out, a, b, a.stride()[0] if a.shape[0] > 1 else 0, b.stride()[0] if b.shape[0] > 1 else 0, a.shape[0])
     return out
 
