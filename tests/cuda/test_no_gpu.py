@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -134,3 +135,83 @@ def test_cubins_are_cached_on_disk_by_source_and_architecture(tmp_path, monkeypa
     assert [os.stat(folder / f).st_mtime_ns for f in sorted(os.listdir(folder))] == stamps
     _runtime.cached_cubin(src, 90)
     assert len(os.listdir(folder)) == 2
+
+
+def test_every_driver_call_the_plugin_makes_exists_in_cuda_bindings():
+    driver = pytest.importorskip("cuda.bindings.driver")
+    folder = os.path.dirname(_runtime.__file__)
+    names = set()
+    for name in os.listdir(folder):
+        if name.endswith(".py"):
+            text = open(os.path.join(folder, name)).read()
+            names |= set(re.findall(r'call\(\s*"(\w+)"', text)) | set(re.findall(r"driver\.(cu\w+)\(", text))
+    assert {"cuInit", "cuLaunchKernel", "cuMemAllocAsync", "cuMemFreeAsync", "cuMemPoolTrimTo"} <= names
+    assert not [n for n in names if not hasattr(driver, n)]
+
+
+class _FakeRuntime:
+    """Allocations that fail ``failures`` times with ``MemoryError`` (a full pool), then succeed."""
+
+    device_name = "cuda:0"
+
+    def __init__(self, failures):
+        self.failures, self.trims, self.live = failures, 0, {}
+
+    def allocate(self, nbytes):
+        if self.failures:
+            self.failures -= 1
+            raise MemoryError("cuMemAllocAsync failed: CUDA_ERROR_OUT_OF_MEMORY: out of memory")
+        buf = _runtime.DeviceBuffer(0x1000 * (len(self.live) + 1), nbytes, 0)
+        self.live[buf.ptr] = nbytes
+        return buf
+
+    def free(self, buffer):
+        del self.live[buffer.ptr]
+
+    def trim(self):
+        self.trims += 1
+
+    def pool_bytes(self, which="reserved"):
+        return sum(self.live.values())
+
+
+def test_the_pool_allocator_releases_the_cache_and_retries_once_before_out_of_memory():
+    from opweave_cuda._allocator import PoolAllocator
+
+    rt = _FakeRuntime(failures=1)
+    alloc = PoolAllocator(rt)
+    block = alloc.malloc(100)  # first try fails, the cache is trimmed, the retry succeeds
+    assert rt.trims == 1 and alloc.stats()["allocated"] == 100 and alloc.stats()["peak"] == 100
+    rt.failures = 2
+    with pytest.raises(ow.OutOfMemoryError, match="(?s)cuda:0.*CUDA_ERROR_OUT_OF_MEMORY"):
+        alloc.malloc(1 << 40)
+    assert rt.trims == 2 and alloc.stats()["allocated"] == 100 and alloc.stats()["num_ooms"] == 1  # nothing leaked
+    del block  # the last owner gone: the memory returns to the pool
+    assert alloc.stats()["allocated"] == 0 and rt.live == {}
+    assert alloc.stats()["peak"] == 100
+    alloc.reset_peak()
+    assert alloc.stats()["peak"] == 0
+
+
+def test_driver_errors_name_the_call_and_out_of_memory_is_a_memory_error(monkeypatch):
+    from opweave_cuda import _driver
+
+    class CUresult:
+        CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_INVALID_VALUE = 0, 2, 1
+
+    class Fake:
+        pass
+
+    fake = Fake()
+    fake.CUresult = CUresult
+    fake.cuGetErrorName = lambda err: (0, {1: b"CUDA_ERROR_INVALID_VALUE", 2: b"CUDA_ERROR_OUT_OF_MEMORY"}[err])
+    fake.cuGetErrorString = lambda err: (0, b"what the driver says")
+    fake.cuMemAllocAsync = lambda n, s: (CUresult.CUDA_ERROR_OUT_OF_MEMORY, None)
+    fake.cuStreamSynchronize = lambda s: (CUresult.CUDA_ERROR_INVALID_VALUE,)
+    fake.cuDeviceGetCount = lambda: (CUresult.CUDA_SUCCESS, 3)
+    monkeypatch.setattr(_driver, "load", lambda: (fake, None))
+    assert _driver.call("cuDeviceGetCount") == 3
+    with pytest.raises(MemoryError, match="cuMemAllocAsync failed: CUDA_ERROR_OUT_OF_MEMORY"):
+        _driver.call("cuMemAllocAsync", 8, 0)
+    with pytest.raises(RuntimeError, match="cuStreamSynchronize failed: CUDA_ERROR_INVALID_VALUE: what the driver"):
+        _driver.call("cuStreamSynchronize", 0)
