@@ -130,3 +130,37 @@ def test_philox_streams_are_bit_identical_to_the_cpu():
 def test_dlpack_device_is_cuda():
     x = ow.ones(3, device="cuda")
     assert x.__dlpack_device__() == (2, 0)
+
+
+class _Foreign:
+    """Another library's CUDA tensor, as DLPack shows it (here: an opweave tensor behind the protocol)."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __dlpack__(self, **kwargs):
+        return self.t.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()
+
+
+def test_dlpack_round_trip_is_zero_copy_and_keeps_the_memory_alive():
+    a = _rng(8).standard_normal((6, 5)).astype(np.float32)
+    x = ow.tensor(a, device="cuda")[:, 1:4]  # a strided view with an offset
+    y = ow.from_dlpack(_Foreign(x))
+    assert y.device == x.device and y.shape == x.shape and y.stride() == x.stride()
+    assert y.data_ptr() == x.data_ptr()
+    np.testing.assert_array_equal(y.cpu().numpy(), a[:, 1:4])
+    del x
+    np.testing.assert_array_equal(y.cpu().numpy(), a[:, 1:4])  # the producer's memory is still held
+    y.fill_(2.0)
+    np.testing.assert_array_equal(y.cpu().numpy(), np.full((6, 3), 2.0, np.float32))
+
+
+def test_dlpack_refuses_stream_zero_and_a_foreign_device():
+    x = ow.ones(3, device="cuda")
+    with pytest.raises(BufferError, match="stream=0"):
+        x.__dlpack__(stream=0)
+    with pytest.raises(BufferError, match="DLPack device"):
+        x.__dlpack__(dl_device=(1, 0))
