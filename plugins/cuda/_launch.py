@@ -27,9 +27,11 @@ def geometry(grid: tuple, block: tuple, max_threads: int = 1024) -> tuple[tuple[
 
 
 def arg_bytes(arg) -> bytes:
-    """The bytes the kernel parameter ``arg`` passes: a device buffer's pointer, a NumPy scalar, a packed struct."""
+    """The bytes kernel parameter ``arg`` passes: a buffer's pointer (None: null), a NumPy scalar, a packed struct."""
     if type(arg) is bytes:
         return arg
+    if arg is None:  # the buffer of an empty storage: a null pointer
+        return bytes(8)
     if isinstance(arg, np.generic):
         return arg.tobytes()
     ptr = getattr(arg, "ptr", None)

@@ -3,7 +3,10 @@
 As in PyTorch: each thread has a current stream per device, the legacy default stream
 (handle 0) until ``with opweave.cuda.stream(s):`` or ``set_stream(s)`` chooses another;
 kernels, device copies and allocations go on the current stream. New streams are
-non-blocking with respect to the legacy default stream, as PyTorch's are.
+non-blocking with respect to the legacy default stream and come, as PyTorch's do, from a
+pool of :data:`POOL` streams per device and priority handed out round-robin and never
+destroyed: memory is freed on the stream it was allocated on, so a stream must outlive
+every block allocated on it.
 """
 
 from __future__ import annotations
@@ -14,6 +17,24 @@ import threading
 from . import _driver
 
 _state = threading.local()
+#: Streams per device and priority (PyTorch's kStreamsPerPool).
+POOL = 32
+_pools: dict = {}  # (device index, priority) -> [handles, next position]
+_pool_lock = threading.Lock()
+
+
+def _pooled(rt, priority: int) -> int:
+    """A raw stream of device ``rt`` with ``priority``: the pool's next one (created on first use)."""
+    with _pool_lock:
+        entry = _pools.setdefault((rt.index, priority), [[], 0])
+        handles, position = entry
+        if len(handles) < POOL:
+            rt.enter()
+            flags = rt.driver.CUstream_flags.CU_STREAM_NON_BLOCKING.value
+            handles.append(int(_driver.call("cuStreamCreateWithPriority", flags, priority)))
+            return handles[-1]
+        entry[1] = (position + 1) % POOL
+        return handles[position]
 
 
 def current_handle(index: int) -> int:
@@ -40,16 +61,9 @@ class Stream:
 
         self.device_index = _backend.device_index(device)
         if stream_ptr is not None:
-            self.cuda_stream, self._owned = int(stream_ptr), False
+            self.cuda_stream = int(stream_ptr)
             return
-        rt = _backend.runtime_at(self.device_index)
-        rt.enter()
-        driver = rt.driver
-        handle = _driver.call(
-            "cuStreamCreateWithPriority", driver.CUstream_flags.CU_STREAM_NON_BLOCKING.value, priority
-        )
-        self._handle = handle
-        self.cuda_stream, self._owned = int(handle), True
+        self.cuda_stream = _pooled(_backend.runtime_at(self.device_index), priority)
 
     @property
     def device(self):
@@ -97,13 +111,6 @@ class Stream:
 
     def __repr__(self) -> str:
         return f"<opweave.cuda.Stream device=cuda:{self.device_index} cuda_stream={self.cuda_stream:#x}>"
-
-    def __del__(self):
-        if getattr(self, "_owned", False):
-            try:
-                _driver.call("cuStreamDestroy", self.cuda_stream)
-            except Exception:  # interpreter shutdown
-                pass
 
 
 def current_stream(device=None) -> Stream:

@@ -65,13 +65,14 @@ def test_kernel_params_hold_each_argument_bytes_in_order():
         ptr = 0x7F00_1234_5678
 
     struct = np.arange(5, dtype=np.int64).tobytes()
-    params = _launch.Params([Buf(), np.int64(-3), np.int32(7), np.float32(1.5), struct])
+    params = _launch.Params([Buf(), np.int64(-3), np.int32(7), np.float32(1.5), struct, None])
     assert params.address != 0
     assert int.from_bytes(params.values(0, 8), "little") == Buf.ptr
     assert np.frombuffer(params.values(1, 8), np.int64)[0] == -3
     assert np.frombuffer(params.values(2, 4), np.int32)[0] == 7
     assert np.frombuffer(params.values(3, 4), np.float32)[0] == 1.5
     assert params.values(4, len(struct)) == struct
+    assert params.values(5, 8) == bytes(8)  # an empty storage's buffer: a null pointer
     with pytest.raises(TypeError, match="kernel argument"):
         _launch.Params([1.5])
 
