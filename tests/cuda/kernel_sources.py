@@ -140,7 +140,7 @@ def programs(dialect) -> dict:
     add(("bincount",), lambda: scatter_gen.bincount_program(dialect, scatter_k._BINCOUNT, True))
     for d in ("bfloat16", "float32", "float64", *INTS):
         add(("pool", d), lambda: pool_gen.program(dialect, d))
-    for d in ("bool", *INTS, *FLOATS):
+    for d in ("bool", *INTS, *FLOATS, "float16"):
         add(("philox", d), lambda: philox_gen.program(dialect, d))
     for d in ("uint8", "int8", "int16", "int32", "int64", *FLOATS):
         add(("argext", d), lambda: rx_gen.arg_program(dialect, d, LOCAL))
@@ -150,6 +150,6 @@ def programs(dialect) -> dict:
         add(("scan", s, o), lambda: scan_gen.program(dialect, s, o, True))
     for d in REALS:
         add(("sort", d), lambda: sort_gen.program(dialect, d, LOCAL))
-    for real in ("float32", "float64"):
+    for real in ("float16", "float32", "float64"):
         add(("fft", real), lambda: fft_gen.program(dialect, real, True))
     return out
