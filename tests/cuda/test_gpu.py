@@ -164,3 +164,31 @@ def test_dlpack_refuses_stream_zero_and_a_foreign_device():
         x.__dlpack__(stream=0)
     with pytest.raises(BufferError, match="DLPack device"):
         x.__dlpack__(dl_device=(1, 0))
+
+
+def test_deterministic_mode_gives_scatter_add_the_cpu_order():
+    idx = _rng(9).integers(0, 4, 1000)
+    src = _rng(10).standard_normal(1000).astype(np.float32)
+    expected = np.zeros(4, np.float32)
+    np.add.at(expected, idx, src)
+    ow.use_deterministic_algorithms(True)
+    try:
+        out = ow.zeros(4, device="cuda").scatter_add(0, ow.tensor(idx, device="cuda"), ow.tensor(src, device="cuda"))
+        again = ow.zeros(4, device="cuda").scatter_add(0, ow.tensor(idx, device="cuda"), ow.tensor(src, device="cuda"))
+    finally:
+        ow.use_deterministic_algorithms(False)
+    np.testing.assert_array_equal(out.cpu().numpy(), again.cpu().numpy())  # bitwise the same run to run
+    np.testing.assert_allclose(out.cpu().numpy(), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_float16_tensors_cast_natively_and_compute_through_the_fallback():
+    a = _rng(11).standard_normal(100).astype(np.float32)
+    x = ow.tensor(a, device="cuda")
+    h = x.half()
+    assert h.device.type == "cuda" and h.dtype == ow.float16
+    np.testing.assert_array_equal(h.cpu().numpy(), a.astype(np.float16))  # round to nearest even, as NumPy
+    np.testing.assert_array_equal(h.float().cpu().numpy(), a.astype(np.float16).astype(np.float32))
+    np.testing.assert_allclose((h + h).cpu().numpy(), (a.astype(np.float16) * 2), rtol=1e-3)
+    with ow.autocast("cuda"):
+        y = ow.tensor(a.reshape(10, 10), device="cuda") @ ow.tensor(a.reshape(10, 10), device="cuda")
+    assert y.dtype == ow.float16

@@ -216,3 +216,20 @@ def test_driver_errors_name_the_call_and_out_of_memory_is_a_memory_error(monkeyp
         _driver.call("cuMemAllocAsync", 8, 0)
     with pytest.raises(RuntimeError, match="cuStreamSynchronize failed: CUDA_ERROR_INVALID_VALUE: what the driver"):
         _driver.call("cuStreamSynchronize", 0)
+
+
+def test_cuda_autocast_is_pytorchs_cuda_table_with_float16_by_default():
+    assert ow.get_autocast_dtype("cuda") == ow.float16
+    policy = ow.autocast_policy("cuda")
+    assert policy.category("mm") == "lower_precision" and policy.category("linear") == "lower_precision"
+    assert policy.category("exp") == "fp32" and policy.category("softmax") == "fp32_set_opt_dtype"
+    assert policy.category("addcmul") == "promote"
+    with ow.autocast("cuda", dtype=ow.bfloat16):
+        assert ow.get_autocast_dtype("cuda") == ow.bfloat16
+
+
+def test_the_atomic_kernels_are_the_nondeterministic_ones():
+    import opweave_kernelgen.kernels.scatter  # noqa: F401  (fills NONDETERMINISTIC)
+    from opweave_kernelgen.kernels import NONDETERMINISTIC
+
+    assert {"prims::scatter_add", "prims::index_add"} <= set(NONDETERMINISTIC)
