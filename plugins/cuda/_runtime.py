@@ -21,23 +21,11 @@ from opweave_kernelgen import DeviceProperties, Runtime, cache_dir, cache_key
 from opweave_kernelgen.dialect.cuda import CUDA
 
 from . import _driver, _nvrtc, _streams
-from ._launch import Params, geometry
+from ._launch import DeviceBuffer, Params, geometry
 
 _lock = threading.RLock()
 _devices: list | None = None
 _reason: str | None = None
-
-
-class DeviceBuffer:
-    """A device allocation: its address, its size and the stream it was allocated on (freed on that stream)."""
-
-    __slots__ = ("ptr", "size", "stream")
-
-    def __init__(self, ptr: int, size: int, stream: int):
-        self.ptr, self.size, self.stream = ptr, size, stream
-
-    def __int__(self) -> int:
-        return self.ptr
 
 
 class Kernel:
