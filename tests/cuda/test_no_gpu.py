@@ -233,3 +233,16 @@ def test_the_atomic_kernels_are_the_nondeterministic_ones():
     from opweave_kernelgen.kernels import NONDETERMINISTIC
 
     assert {"prims::scatter_add", "prims::index_add"} <= set(NONDETERMINISTIC)
+
+
+@pytest.mark.skipif(not NO_DRIVER, reason="a CUDA device is present")
+def test_from_dlpack_of_a_cuda_capsule_loads_the_cuda_plugin_and_names_the_missing_driver():
+    class Foreign:
+        def __dlpack__(self, **kwargs):
+            raise AssertionError("no capsule is asked for without a device")
+
+        def __dlpack_device__(self):
+            return (2, 0)
+
+    with pytest.raises(RuntimeError, match="cuda:0 does not exist"):
+        ow.from_dlpack(Foreign())
