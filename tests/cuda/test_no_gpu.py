@@ -246,3 +246,30 @@ def test_from_dlpack_of_a_cuda_capsule_loads_the_cuda_plugin_and_names_the_missi
 
     with pytest.raises(RuntimeError, match="cuda:0 does not exist"):
         ow.from_dlpack(Foreign())
+
+
+def test_every_driver_call_passes_as_many_arguments_as_cuda_bindings_takes():
+    """Each ``_driver.call("cuX", ...)`` against the signature line of ``cuda.bindings.driver.cuX``'s docstring."""
+    import ast
+
+    driver = pytest.importorskip("cuda.bindings.driver")
+    folder = os.path.dirname(_runtime.__file__)
+    checked = 0
+    for name in sorted(os.listdir(folder)):
+        if not name.endswith(".py"):
+            continue
+        tree = ast.parse(open(os.path.join(folder, name)).read())
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "call" and node.args):
+                continue
+            first = node.args[0]
+            if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+                continue
+            count = 0
+            for arg in node.args[1:]:  # a starred launch dim tuple (*g, *b) stands for three values
+                count += 3 if isinstance(arg, ast.Starred) else 1
+            signature = getattr(driver, first.value).__doc__.strip().splitlines()[0]
+            params = [p for p in signature[signature.index("(") + 1 : signature.rindex(")")].split(",") if p.strip()]
+            assert count == len(params), f"{name}:{node.lineno}: {first.value} takes {signature}, given {count}"
+            checked += 1
+    assert checked >= 25
