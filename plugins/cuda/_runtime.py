@@ -26,6 +26,7 @@ from ._launch import DeviceBuffer, Params, geometry
 _lock = threading.RLock()
 _devices: list | None = None
 _reason: str | None = None
+_current = threading.local()  # .runtime: the runtime whose context is current in this thread
 
 
 class Kernel:
@@ -49,7 +50,6 @@ class CudaRuntime(Runtime):
         self.index = index
         self.device = _driver.call("cuDeviceGet", index)
         self.context = _driver.call("cuDevicePrimaryCtxRetain", self.device)
-        self._local = threading.local()
         self.enter()
         attr = driver.CUdevice_attribute
         get = lambda a: int(_driver.call("cuDeviceGetAttribute", a, self.device))  # noqa: E731
@@ -84,11 +84,11 @@ class CudaRuntime(Runtime):
     # -- context and stream ----------------------------------------------------------------------
 
     def enter(self) -> None:
-        """Make this device's primary context current in the calling thread (once per thread)."""
-        if getattr(self._local, "entered", False):
+        """Make this device's primary context current in the calling thread (a driver call only on a switch)."""
+        if getattr(_current, "runtime", None) is self:
             return
         _driver.call("cuCtxSetCurrent", self.context)
-        self._local.entered = True
+        _current.runtime = self
 
     def stream(self) -> int:
         """The raw ``CUstream`` of the current stream of this device in this thread (0: the legacy default)."""
