@@ -59,9 +59,7 @@ def _operand(t, batch_stride: int):
 
 
 def _empty(shape, like):
-    from ._backend import BACKEND
-
-    return BACKEND.empty_strided(shape, contiguous_strides(shape), like.dtype, like.device)
+    return like.untyped_storage().backend.empty_strided(shape, contiguous_strides(shape), like.dtype, like.device)
 
 
 def _generated(fn, a, b):
@@ -72,10 +70,8 @@ def _generated(fn, a, b):
 
 
 def _gemm(module, out, a, b, sa: int, sb: int, batch: int) -> None:
-    from ._backend import BACKEND
-
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-    rt = BACKEND.runtime(out.device)
+    rt = out.untyped_storage().backend.runtime(out.device)
     if out.numel() == 0:
         return
     if k == 0:
