@@ -8,6 +8,8 @@ reason) and the functions that need a GPU raise ``RuntimeError`` naming the reas
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import opweave
 
 from ._backend import BACKEND, NAME, device_index, runtime_at
@@ -23,6 +25,7 @@ __all__ = [
     "empty_cache",
     "get_device_capability",
     "get_device_name",
+    "get_device_properties",
     "is_available",
     "is_bf16_supported",
     "max_memory_allocated",
@@ -72,6 +75,28 @@ def get_device_name(device=None) -> str:
 def get_device_capability(device=None) -> tuple[int, int]:
     """The device's compute capability ``(major, minor)`` (``(9, 0)`` on an H100)."""
     return runtime_at(device_index(device)).capability
+
+
+class DeviceProperties(NamedTuple):
+    """What ``get_device_properties`` reports (PyTorch's field names)."""
+
+    name: str
+    major: int
+    minor: int
+    total_memory: int
+    multi_processor_count: int
+    warp_size: int
+    max_threads_per_block: int
+    shared_memory_per_block: int
+
+
+def get_device_properties(device=None) -> DeviceProperties:
+    """The device's name, compute capability, memory, multiprocessors and block limits."""
+    rt = runtime_at(device_index(device))
+    p = rt.properties
+    return DeviceProperties(
+        rt.name, *rt.capability, p.global_mem, rt.multiprocessors, p.subgroup_size, p.max_work_group, p.local_mem
+    )
 
 
 def is_bf16_supported() -> bool:

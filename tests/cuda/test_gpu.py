@@ -192,3 +192,10 @@ def test_float16_tensors_cast_natively_and_compute_through_the_fallback():
     with ow.autocast("cuda"):
         y = ow.tensor(a.reshape(10, 10), device="cuda") @ ow.tensor(a.reshape(10, 10), device="cuda")
     assert y.dtype == ow.float16
+
+
+def test_device_properties():
+    props = ow.cuda.get_device_properties()
+    assert (props.major, props.minor) == ow.cuda.get_device_capability()
+    assert props.total_memory > 1 << 30 and props.multi_processor_count > 0 and props.warp_size == 32
+    assert props.name == ow.cuda.get_device_name()
