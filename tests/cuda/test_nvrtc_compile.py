@@ -9,7 +9,7 @@ Two checks, sized for CI's two cores:
   special functions) all the way to a cubin for ``sm_80`` and ``sm_90`` exactly as the runtime compiles it
   (``opweave_cuda._nvrtc.compile_cubin``: SASS, not PTX, ptxas at full optimisation).
 
-The whole cubin build of every program (what a GPU compiles on first use, ~5 min here) is
+The whole cubin build of every program (what a GPU compiles on first use; tens of minutes on two cores) is
 ``python scripts/cuda_compile_all.py``.
 """
 
