@@ -149,10 +149,15 @@ def from_dlpack(obj: object) -> Tensor:
     device_type, index = obj.__dlpack_device__()
     if builtins.int(device_type) == 1:
         return from_numpy(np.from_dlpack(obj))
-    for name in list(_backends._backends):
-        backend = _backends.get(name)
-        if backend.dlpack_device_type == builtins.int(device_type) and hasattr(backend, "from_dlpack"):
-            return backend.from_dlpack(obj, index)
+    for attempt in range(2):
+        for name in list(_backends._backends):
+            backend = _backends.get(name)
+            if backend.dlpack_device_type == builtins.int(device_type) and hasattr(backend, "from_dlpack"):
+                return backend.from_dlpack(obj, index)
+        if attempt == 0:  # the importing backend's plugin may not be loaded yet (plugins load on first use)
+            from . import _plugins
+
+            _plugins.load_if_autoload()
     raise BufferError(f"from_dlpack(): no loaded backend imports DLPack device type {device_type}")
 
 

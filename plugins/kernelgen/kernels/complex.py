@@ -220,7 +220,7 @@ def _convert_ops(src: str, rt) -> dict:
     targets = [c for c in COMPLEX if c != "complex128" or rt.has_fp64]
     ops = {f"to_{c}": (c, f"owc_make_{gen.SUFFIX[c]}({'x0.x, x0.y' if src in COMPLEX else 'x0, 0'})") for c in targets}
     if src in COMPLEX:
-        for dst in _REALS:
+        for dst in _REALS + (["float16"] if rt.has_fp16 else []):  # float16 only on devices with it (CUDA)
             if dst != "float64" or rt.has_fp64:
                 ops[f"to_{dst}"] = (dst, "(long)(x0.x)" if dst in _INTS else "x0.x")
     return ops

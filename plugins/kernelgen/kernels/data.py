@@ -21,7 +21,7 @@ _FLOATS = {"bfloat16", "float32", "float64", "float16"}
 
 def _convert_ops(src: str, rt) -> dict:
     ops = {}
-    for dst in _REALS:
+    for dst in _REALS + (["float16"] if rt.has_fp16 else []):  # float16 only on devices with it (CUDA)
         if dst in ("float64",) and not rt.has_fp64:
             continue
         expr = "(long)(x0)" if src in _FLOATS and dst in _INTS else "x0"

@@ -61,6 +61,8 @@ def _kernels(x):
 
 
 def _max(x, out_spatial, ks, ss, ps, dls, adaptive: bool):
+    if x.dtype.name == "float16":  # no float16 pooling template: the CPU kernel
+        return NotImplemented
     shape = tuple(x.shape[: x.ndim - len(out_spatial)]) + tuple(out_spatial)
     packed = _args(x, out_spatial, ks, ss, ps, dls, adaptive)
     if packed is None:
@@ -73,6 +75,8 @@ def _max(x, out_spatial, ks, ss, ps, dls, adaptive: bool):
 
 
 def _avg(x, out_spatial, ks, ss, ps, adaptive: bool, cip=False, divisor=None):
+    if x.dtype.name == "float16":  # no float16 pooling template: the CPU kernel
+        return NotImplemented
     shape = tuple(x.shape[: x.ndim - len(out_spatial)]) + tuple(out_spatial)
     packed = _args(x, out_spatial, ks, ss, ps, [1] * len(out_spatial), adaptive, cip, divisor)
     if packed is None:

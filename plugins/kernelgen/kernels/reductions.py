@@ -63,6 +63,8 @@ def reduce(op: str, inp, d, out_dtype, acc_dtype=None):
     cplx = inp.dtype.is_complex or out_dtype.is_complex  # complex hook: sum/prod of kernels/complex.py
     if (cplx and op not in ("sum", "prod")) or not has_dtype(inp.dtype, inp.device):
         return NotImplemented
+    if opweave.float16 in (inp.dtype, out_dtype, acc_dtype):  # no float16 reduction template: the CPU kernel
+        return NotImplemented
     axes = reduced_axes(inp, d)
     shape, stride = tuple(inp.shape), tuple(inp.stride())
     kept = [i for i in range(inp.ndim) if i not in axes]

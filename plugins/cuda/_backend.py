@@ -1,0 +1,143 @@
+"""The CUDA device: a :class:`~opweave_kernelgen.KernelBackend` over the driver's GPUs.
+
+Storages are blocks of the pool allocator (``_allocator.PoolAllocator``) holding a
+``DeviceBuffer``; copies, dtypes and views come from ``KernelBackend``.
+"""
+
+from __future__ import annotations
+
+import opweave
+from opweave_kernelgen import KernelBackend
+
+from . import _dlpack, _driver, _runtime
+from ._allocator import PoolAllocator
+
+NAME = "cuda"
+
+
+class CUDABackend(KernelBackend):
+    """Every CUDA device the driver reports (``cuda:N`` in its order)."""
+
+    name = NAME
+    extra = "cuda"
+    dlpack_device_type = 2  # kDLCUDA
+    autocast_dtype = opweave.float16
+    fp16_feature = "sm_53"
+    fp64_feature = "fp64"
+
+    def runtimes(self) -> list:
+        """Every CUDA device, as :class:`~._runtime.CudaRuntime` (empty without a driver or a GPU)."""
+        return _runtime.devices()
+
+    def unavailable_reason(self) -> str | None:
+        """Why no CUDA device can be used: no cuda-bindings, ``cuInit`` failing, no NVRTC, no device."""
+        return _runtime.unavailable_reason()
+
+    def allocator(self, device) -> PoolAllocator:
+        """The pool allocator of ``device``."""
+        i = device.index or 0
+        alloc = self._allocators.get(i)
+        if alloc is None:
+            alloc = self._allocators[i] = PoolAllocator(self.runtime(device))
+        return alloc
+
+    def data_ptr(self, storage) -> int:
+        """The device address of the storage's first byte (0 for an empty storage)."""
+        buffer = storage.handle.buffer
+        return buffer.ptr if buffer is not None else 0
+
+    def dlpack(self, tensor, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """``tensor.__dlpack__``: a capsule of its device memory, ordered after the work queued on the current stream.
+
+        ``stream`` is the consumer's (DLPack's convention: None or 1 the legacy default stream, 2 the per-thread
+        default, a larger int a ``CUstream``, -1 no synchronisation; 0 is not allowed): unless it is the current
+        stream, it is made to wait for an event recorded on the current stream. ``copy=True`` exports a copy.
+        """
+        index = tensor.device.index or 0
+        if dl_device is not None and tuple(int(x) for x in dl_device) != (_dlpack.K_DL_CUDA, index):
+            raise BufferError(f"__dlpack__: a cuda:{index} tensor cannot be exported to DLPack device {dl_device}")
+        if stream == 0:
+            raise BufferError("__dlpack__: stream=0 is ambiguous for CUDA (use 1 for the legacy default stream)")
+        rt = self.runtime(tensor.device)
+        if copy:
+            tensor = tensor.clone()
+        if stream != -1:
+            consumer = 1 if stream is None else int(stream)
+            ours = rt.stream()
+            if consumer != (ours or 1):
+                from ._streams import Event
+
+                event = Event()
+                _driver.call("cuEventRecord", event.cuda_event, ours)
+                _driver.call("cuStreamWaitEvent", consumer, event.cuda_event, 0)
+        versioned = max_version is not None and int(max_version[0]) >= 1
+        buffer = tensor.untyped_storage().handle.buffer
+        data = (buffer.ptr if buffer is not None else 0) + tensor.storage_offset() * tensor.dtype.itemsize
+        return _dlpack.export(
+            tensor, data, (_dlpack.K_DL_CUDA, index), tuple(tensor.shape), tuple(tensor.stride()), tensor.dtype.name,
+            versioned, _dlpack.FLAG_IS_COPIED if copy else 0,
+        )  # fmt: skip
+
+    def from_dlpack(self, obj, index: int):
+        """A ``cuda:index`` tensor sharing the memory of a CUDA DLPack producer (a PyTorch or CuPy tensor).
+
+        The producer is asked to order its work before the current stream; its memory is released (its
+        deleter called) when the last opweave tensor viewing it is gone.
+        """
+        from opweave.backends import Storage
+        from opweave.backends.kernel import wrap_storage
+        from opweave_kernelgen.allocator import Block
+
+        device = opweave.device(NAME, index)
+        rt = self.runtime(device)
+        stream = rt.stream() or 1
+        try:
+            capsule = obj.__dlpack__(stream=stream, max_version=_dlpack.VERSION)
+        except TypeError:  # a producer older than DLPack 1.0's keywords
+            capsule = obj.__dlpack__(stream=stream)
+        imported = _dlpack.Imported(capsule)
+        if imported.device != (_dlpack.K_DL_CUDA, index):
+            imported.release()
+            raise BufferError(f"from_dlpack: the capsule is on DLPack device {imported.device}, not cuda:{index}")
+        dtype = getattr(opweave, imported.dtype)
+        self.check_dtype(dtype, "from_dlpack")
+        lo, nbytes = imported.span(dtype.itemsize)
+        buffer = _runtime.DeviceBuffer(imported.data + lo * dtype.itemsize, nbytes, rt.stream())
+        storage = Storage(Block(buffer, nbytes, _Producer(imported)), nbytes, device, self)
+        return wrap_storage(storage, imported.shape, imported.strides, -lo, dtype=dtype, device=device)
+
+    def reset_peak(self, device) -> None:
+        """Make the peak of ``memory_stats`` the bytes allocated now."""
+        self.allocator(device).reset_peak()
+
+
+class _Producer:
+    """The owner of an imported block: freeing it calls the DLPack producer's deleter."""
+
+    __slots__ = ("imported",)
+
+    def __init__(self, imported):
+        self.imported = imported
+
+    def free(self, block) -> None:
+        self.imported.release()
+
+
+BACKEND = CUDABackend()
+
+
+def device_index(device) -> int:
+    """The index of ``device`` (None: the current CUDA device; an int; ``"cuda:1"``; an ``opweave.device``)."""
+    if device is None:
+        return opweave.backends.current_device_index(NAME)
+    if isinstance(device, int):
+        return device
+    dev = opweave.device(device)
+    if dev.type != NAME:
+        raise ValueError(f"expected a {NAME} device, got '{dev}'")
+    return dev.index if dev.index is not None else opweave.backends.current_device_index(NAME)
+
+
+def runtime_at(index: int) -> _runtime.CudaRuntime:
+    """The runtime of ``cuda:index`` (``RuntimeError`` naming why when there is none)."""
+    return BACKEND.runtime(opweave.device(NAME, index))

@@ -1,0 +1,160 @@
+"""The prim kernels' host logic on a GPU-like device with fp16, launches recorded instead of run (no GPU needed).
+
+A "dry" device has the CUDA dialect and an H100's properties (not a CPU, fp16, fp64, 1024
+threads, 48 KiB of shared memory); its memory is host memory, its compiler records the
+source and its launches do nothing. Running ops of every floating dtype on it finds the
+paths that fail before a GPU is involved (a program without the kernel a dtype needs, a
+dtype a template cannot render), and checks that every program the kernels build is one
+``kernel_sources.programs`` renders, so the NVRTC test compiles what a GPU will.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+import warnings
+from pathlib import Path
+
+import numpy as np
+import opweave as ow
+import pytest
+from opweave.backends import register_plugin
+from opweave_kernelgen import DeviceProperties, KernelBackend, Runtime, register_kernels
+from opweave_kernelgen.c_runtime import HostBuffer
+from opweave_kernelgen.dialect.cuda import CUDA
+
+sys.path.insert(0, str(Path(__file__).parent))
+from kernel_sources import programs  # noqa: E402
+
+NAME = "cudadry"
+BUILT: dict = {}
+
+
+class _DryRuntime(Runtime):
+    dialect = CUDA
+    properties = DeviceProperties(
+        is_cpu=False, max_work_group=1024, local_mem=48 * 1024, vector_bytes=16, has_fp16=True, has_fp64=True,
+        has_bf16=True, subgroup_size=32,
+    )  # fmt: skip
+    device_name = f"{NAME}:0"
+
+    def allocate(self, nbytes):
+        return HostBuffer(nbytes)
+
+    def free(self, buffer):
+        pass
+
+    def copy_from_host(self, buffer, array, offset=0):
+        buffer.view(offset, array.nbytes)[:] = array.reshape(-1).view(np.uint8)
+
+    def copy_to_host(self, array, buffer, offset=0):
+        array.reshape(-1).view(np.uint8)[:] = buffer.view(offset, array.nbytes)
+
+    def copy_device(self, dst, src, nbytes, dst_offset=0, src_offset=0):
+        dst.view(dst_offset, nbytes)[:] = src.view(src_offset, nbytes)
+
+    def build(self, source, options):
+        from opweave_cuda._nvrtc import kernel_names
+
+        BUILT[source] = True
+        return {name: name for name in kernel_names(source)}
+
+    def launch(self, kernel, grid, block, args):
+        from opweave_cuda._launch import Params, geometry
+
+        geometry(grid, block, self.properties.max_work_group)
+        Params(args)  # every argument packs
+
+    def synchronize(self):
+        pass
+
+
+class _DryBackend(KernelBackend):
+    name = NAME
+
+    def __init__(self):
+        super().__init__()
+        self._rt = [_DryRuntime()]
+
+    def runtimes(self):
+        return self._rt
+
+
+_BACKEND = _DryBackend()
+_plugin = types.ModuleType("cudadry_plugin")
+
+
+@ow.hookimpl
+def opweave_register(registry):
+    registry.backend(_BACKEND)
+    register_kernels(registry, _BACKEND)
+
+
+_plugin.opweave_register = opweave_register
+
+
+def _t(shape, dtype):
+    values = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    return ow.tensor(values, device=NAME).to(dtype)
+
+
+def _idx(values):
+    return ow.tensor(np.array(values, np.int64), device=NAME)
+
+
+F = ow.nn.functional
+CASES = {
+    "add": lambda d: _t((4, 5), d) + _t((4, 5), d),
+    "exp": lambda d: _t((4, 5), d).exp(),
+    "sum": lambda d: _t((4, 5), d).sum(1),
+    "amax": lambda d: _t((4, 5), d).amax(0),
+    "mean": lambda d: _t((4, 5), d).mean(),
+    "casts": lambda d: (_t((4,), d).float(), _t((4,), d).double(), _t((4,), d).long(), _t((4,), d).bool()),
+    "from ints": lambda d: ow.arange(5, device=NAME).to(d),
+    "from complex": lambda d: ow.ones(3, dtype=ow.complex64, device=NAME).to(d),
+    "where": lambda d: ow.where(_t((3,), d) > 0, _t((3,), d), _t((3,), d)),
+    "softmax": lambda d: ow.softmax(_t((3, 4), d), dim=1),
+    "layer_norm": lambda d: F.layer_norm(_t((2, 8), d), (8,)),
+    "cumsum": lambda d: _t((3, 4), d).cumsum(1),
+    "sort": lambda d: _t((3, 4), d).sort(1),
+    "topk": lambda d: _t((3, 4), d).topk(2),
+    "matmul": lambda d: (_t((3, 4), d) @ _t((4, 2), d), _t((2, 3, 4), d) @ _t((2, 4, 2), d)),
+    "conv2d": lambda d: F.conv2d(_t((1, 2, 5, 5), d), _t((3, 2, 3, 3), d)),
+    "pools": lambda d: (F.max_pool2d(_t((1, 2, 6, 6), d), 2), F.avg_pool2d(_t((1, 2, 6, 6), d), 2)),
+    "random": lambda d: (ow.rand(10, dtype=d, device=NAME), ow.randn(10, dtype=d, device=NAME)),
+    "index_select": lambda d: _t((4, 5), d).index_select(0, _idx([0, 2])),
+    "gather": lambda d: _t((4, 5), d).gather(1, _idx([[0, 1]] * 4)),
+    "scatter_add": lambda d: ow.zeros(5, dtype=d, device=NAME).scatter_add(0, _idx([0, 1, 1]), _t((3,), d)),
+    "var": lambda d: _t((4, 5), d).var(1),
+    "argmax": lambda d: _t((4, 5), d).argmax(1),
+    "clamp": lambda d: _t((4, 5), d).clamp(-1, 1),
+    "erf": lambda d: ow.special.erf(_t((4,), d)),
+    "lerp": lambda d: ow.lerp(_t((3,), d), _t((3,), d), 0.5),
+    "full": lambda d: ow.full((3,), 2.0, dtype=d, device=NAME),
+    "fft": lambda d: ow.fft.rfft(_t((8,), d).float()),
+}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def device():
+    register_plugin(_plugin, NAME)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_ops_reach_their_kernels_or_decline_on_a_gpu_like_device(case, dtype):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the CPU fallback's one-time warnings
+        CASES[case](getattr(ow, dtype))
+
+
+def test_every_program_the_kernels_built_is_rendered_for_the_nvrtc_test():
+    for dtype in (ow.float16, ow.bfloat16, ow.float32):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for case in CASES.values():
+                case(dtype)
+    assert len(BUILT) > 20
+    rendered = set(programs(CUDA).values())
+    missing = [src[-300:] for src in BUILT if src not in rendered]
+    assert not missing, f"{len(missing)} program(s) built by the kernels are not in kernel_sources.programs"

@@ -1,0 +1,201 @@
+"""The CUDA backend on a GPU: values against NumPy, memory, streams and events, Philox (skipped without a device)."""
+
+from __future__ import annotations
+
+import numpy as np
+import opweave as ow
+import pytest
+
+pytestmark = pytest.mark.skipif(not ow.cuda.is_available(), reason=f"no CUDA device: {ow.cuda.unavailable_reason()}")
+
+
+def _rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+def test_elementwise_and_reductions_match_numpy(dtype):
+    a = (_rng(1).standard_normal((37, 65)) * 10).astype(dtype)
+    b = (_rng(2).standard_normal((37, 65)) * 10).astype(dtype)
+    x, y = ow.tensor(a, device="cuda"), ow.tensor(b, device="cuda")
+    assert x.device.type == "cuda"
+    np.testing.assert_allclose((x + y).cpu().numpy(), a + b, rtol=1e-6)
+    np.testing.assert_allclose((x * y).cpu().numpy(), a * b, rtol=1e-6)
+    np.testing.assert_allclose(x.T.contiguous().cpu().numpy(), a.T)  # strided read
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(x.sum(dim=1).cpu().numpy(), a.sum(axis=1), rtol=rtol, atol=1e-4)
+    np.testing.assert_allclose(x.amax(dim=0).cpu().numpy(), a.max(axis=0))
+
+
+def test_large_sum_and_softmax_match_numpy():
+    a = _rng(3).standard_normal((4, 1 << 18)).astype(np.float32)
+    x = ow.tensor(a, device="cuda")
+    np.testing.assert_allclose(x.sum().item(), a.astype(np.float64).sum(), rtol=1e-4, atol=1e-2)
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(
+        ow.softmax(x, dim=1).cpu().numpy(), e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-9
+    )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+def test_matmul_matches_numpy_any_layout(dtype):
+    prev = ow.get_float32_matmul_precision()
+    ow.set_float32_matmul_precision("highest")
+    try:
+        a = _rng(4).standard_normal((3, 40, 30)).astype(dtype)
+        b = _rng(5).standard_normal((3, 30, 20)).astype(dtype)
+        x, y = ow.tensor(a, device="cuda"), ow.tensor(b, device="cuda")
+        rtol = 1e-4 if dtype != np.float64 else 1e-12
+        np.testing.assert_allclose((x @ y).cpu().numpy(), a @ b, rtol=rtol, atol=1e-4)
+        np.testing.assert_allclose((x[0] @ y[0]).cpu().numpy(), a[0] @ b[0], rtol=rtol, atol=1e-4)
+        xt = ow.tensor(np.ascontiguousarray(a.transpose(0, 2, 1)), device="cuda").transpose(1, 2)
+        np.testing.assert_allclose((xt @ y).cpu().numpy(), a @ b, rtol=rtol, atol=1e-4)
+        np.testing.assert_allclose((x[:, ::2] @ y).cpu().numpy(), a[:, ::2] @ b, rtol=rtol, atol=1e-4)
+    finally:
+        ow.set_float32_matmul_precision(prev)
+
+
+def test_all_dtypes_round_trip_exactly():
+    for dt in (
+        np.bool_,
+        np.uint8,
+        np.int8,
+        np.int16,
+        np.int32,
+        np.int64,
+        np.float16,
+        np.float32,
+        np.float64,
+        np.complex64,
+    ):
+        a = (_rng(6).standard_normal(33) * 50).astype(dt)
+        np.testing.assert_array_equal(ow.tensor(a, device="cuda").cpu().numpy(), a)
+
+
+def test_memory_stats_count_live_tensors_and_empty_cache_releases_the_pool():
+    ow.cuda.synchronize()
+    base = ow.cuda.memory_allocated()
+    x = ow.empty(1 << 20, dtype=ow.float32, device="cuda")
+    assert ow.cuda.memory_allocated() == base + 4 * (1 << 20)
+    assert ow.cuda.max_memory_allocated() >= base + 4 * (1 << 20)
+    assert ow.cuda.memory_reserved() >= ow.cuda.memory_allocated()
+    del x
+    assert ow.cuda.memory_allocated() == base
+    ow.cuda.empty_cache()
+    ow.cuda.reset_peak_memory_stats()
+    assert ow.cuda.max_memory_allocated() == base
+
+
+def test_out_of_memory_raises_after_releasing_the_cache_and_leaks_nothing():
+    base = ow.cuda.memory_allocated()
+    with pytest.raises(ow.OutOfMemoryError, match="out of memory"):
+        ow.empty(1 << 50, dtype=ow.uint8, device="cuda")
+    assert ow.cuda.memory_allocated() == base
+    assert ow.cuda.memory_stats()["num_ooms"] >= 1
+
+
+def test_streams_and_events_order_and_time_work():
+    s = ow.cuda.Stream()
+    start, end = ow.cuda.Event(enable_timing=True), ow.cuda.Event(enable_timing=True)
+    a = _rng(7).standard_normal(1 << 20).astype(np.float32)
+    with ow.cuda.stream(s):
+        assert ow.cuda.current_stream() == s
+        x = ow.tensor(a, device="cuda")
+        start.record()
+        y = x * 2 + 1
+        end.record()
+    assert ow.cuda.current_stream() != s
+    end.synchronize()
+    assert end.query() and s.query()
+    assert start.elapsed_time(end) >= 0.0
+    np.testing.assert_allclose(y.cpu().numpy(), a * 2 + 1, rtol=1e-6)
+
+
+def test_device_queries():
+    assert ow.cuda.device_count() >= 1
+    major, minor = ow.cuda.get_device_capability()
+    assert major >= 5 and isinstance(ow.cuda.get_device_name(), str)
+    ow.cuda.set_device(0)
+    assert ow.cuda.current_device() == 0
+
+
+def test_philox_streams_are_bit_identical_to_the_cpu():
+    ow.manual_seed(1234)
+    cpu = ow.rand(4096, dtype=ow.float32).numpy()
+    ow.manual_seed(1234)
+    gpu = ow.rand(4096, dtype=ow.float32, device="cuda").cpu().numpy()
+    np.testing.assert_array_equal(gpu, cpu)
+
+
+def test_dlpack_device_is_cuda():
+    x = ow.ones(3, device="cuda")
+    assert x.__dlpack_device__() == (2, 0)
+
+
+class _Foreign:
+    """Another library's CUDA tensor, as DLPack shows it (here: an opweave tensor behind the protocol)."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def __dlpack__(self, **kwargs):
+        return self.t.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()
+
+
+def test_dlpack_round_trip_is_zero_copy_and_keeps_the_memory_alive():
+    a = _rng(8).standard_normal((6, 5)).astype(np.float32)
+    x = ow.tensor(a, device="cuda")[:, 1:4]  # a strided view with an offset
+    y = ow.from_dlpack(_Foreign(x))
+    assert y.device == x.device and y.shape == x.shape and y.stride() == x.stride()
+    assert y.data_ptr() == x.data_ptr()
+    np.testing.assert_array_equal(y.cpu().numpy(), a[:, 1:4])
+    del x
+    np.testing.assert_array_equal(y.cpu().numpy(), a[:, 1:4])  # the producer's memory is still held
+    y.fill_(2.0)
+    np.testing.assert_array_equal(y.cpu().numpy(), np.full((6, 3), 2.0, np.float32))
+
+
+def test_dlpack_refuses_stream_zero_and_a_foreign_device():
+    x = ow.ones(3, device="cuda")
+    with pytest.raises(BufferError, match="stream=0"):
+        x.__dlpack__(stream=0)
+    with pytest.raises(BufferError, match="DLPack device"):
+        x.__dlpack__(dl_device=(1, 0))
+
+
+def test_deterministic_mode_gives_scatter_add_the_cpu_order():
+    idx = _rng(9).integers(0, 4, 1000)
+    src = _rng(10).standard_normal(1000).astype(np.float32)
+    expected = np.zeros(4, np.float32)
+    np.add.at(expected, idx, src)
+    ow.use_deterministic_algorithms(True)
+    try:
+        out = ow.zeros(4, device="cuda").scatter_add(0, ow.tensor(idx, device="cuda"), ow.tensor(src, device="cuda"))
+        again = ow.zeros(4, device="cuda").scatter_add(0, ow.tensor(idx, device="cuda"), ow.tensor(src, device="cuda"))
+    finally:
+        ow.use_deterministic_algorithms(False)
+    np.testing.assert_array_equal(out.cpu().numpy(), again.cpu().numpy())  # bitwise the same run to run
+    np.testing.assert_allclose(out.cpu().numpy(), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_float16_tensors_cast_natively_and_compute_through_the_fallback():
+    a = _rng(11).standard_normal(100).astype(np.float32)
+    x = ow.tensor(a, device="cuda")
+    h = x.half()
+    assert h.device.type == "cuda" and h.dtype == ow.float16
+    np.testing.assert_array_equal(h.cpu().numpy(), a.astype(np.float16))  # round to nearest even, as NumPy
+    np.testing.assert_array_equal(h.float().cpu().numpy(), a.astype(np.float16).astype(np.float32))
+    np.testing.assert_allclose((h + h).cpu().numpy(), (a.astype(np.float16) * 2), rtol=1e-3)
+    with ow.autocast("cuda"):
+        y = ow.tensor(a.reshape(10, 10), device="cuda") @ ow.tensor(a.reshape(10, 10), device="cuda")
+    assert y.dtype == ow.float16
+
+
+def test_device_properties():
+    props = ow.cuda.get_device_properties()
+    assert (props.major, props.minor) == ow.cuda.get_device_capability()
+    assert props.total_memory > 1 << 30 and props.multi_processor_count > 0 and props.warp_size == 32
+    assert props.name == ow.cuda.get_device_name()
