@@ -6,6 +6,8 @@ Storages are blocks of the pool allocator (``_allocator.PoolAllocator``) holding
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import opweave
 from opweave_kernelgen import KernelBackend
 
@@ -24,6 +26,8 @@ class CUDABackend(KernelBackend):
     autocast_dtype = opweave.float16
     fp16_feature = "sm_53"
     fp64_feature = "fp64"
+    #: what cuBLAS runs float32 GEMMs in at each ``set_float32_matmul_precision`` (docs/cuda-matmul.md)
+    float32_matmul_modes = MappingProxyType({"high": "tf32", "medium": "bf16"})
 
     def runtimes(self) -> list:
         """Every CUDA device, as :class:`~._runtime.CudaRuntime` (empty without a driver or a GPU)."""
