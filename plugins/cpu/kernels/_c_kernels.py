@@ -220,6 +220,17 @@ def _reduction(name: str, code: int):
     return kernel
 
 
+def _sum_all(self, dtype=None):
+    """sum.default of a float32/float64 tensor without a dtype argument, in C (double accumulation)."""
+    if dtype is not None and dtype is not self.dtype:
+        return None
+    x = _contiguous(self)
+    if x is None or not _taken("prims::sum", x.size):
+        return None
+    y = _reduce(_c_path.library(), 0, x, 1, x.size, 1)
+    return wrap(y.astype(x.dtype).reshape(()), self.dtype)
+
+
 def _var(inp, dims, correction, output_dtype=None):
     """prims::var over one run of dims of a float32/float64 tensor in C: two passes in double."""
     if output_dtype is not None and output_dtype is not inp.dtype:
@@ -363,6 +374,7 @@ C_KERNELS = {
     **{f"prims::{op}": _binary(f"prims::{op}", op) for op in _BINARY},
     **{f"{op}.Tensor": _binary_op(op) for op in _BINARY},
     "prims::sum": _reduction("prims::sum", 0),
+    "sum": _sum_all,
     "prims::amax": _reduction("prims::amax", 1),
     "prims::amin": _reduction("prims::amin", 2),
     "prims::var": _var,
