@@ -69,6 +69,7 @@ double erf(double);
 _PRELUDE = (
     r"""
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <omp.h>
 """
@@ -185,12 +186,12 @@ void ow_norm_$S(const $T *x, const $T *w, const $T *b, $T *y, long rows, long n,
 }
 
 /* per row: -log_softmax(x)[t] (0 where t == ignore); returns how many targets are out of range */
-long ow_cross_entropy_$S(const $T *x, const long *t, $T *loss, long rows, long n, long ignore) {
+long ow_cross_entropy_$S(const $T *x, const int64_t *t, $T *loss, long rows, long n, long ignore) {
     int nt = ow_threads(rows * n);
     long bad = 0;
     #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1) reduction(+:bad)
     for (long o = 0; o < rows; o++) {
-        long c = t[o];
+        int64_t c = t[o];
         if (c == ignore) { loss[o] = 0; continue; }
         if (c < 0 || c >= n) { bad++; loss[o] = NAN; continue; }
         const $T *r = x + o * n;
