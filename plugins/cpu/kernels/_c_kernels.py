@@ -105,15 +105,26 @@ def _operand(a: np.ndarray, split: int):
     return None
 
 
+def _flat(a: np.ndarray) -> int | None:
+    """1 for a C-contiguous array, 0 for a broadcast scalar, None otherwise."""
+    if a.flags.c_contiguous:
+        return 1
+    return 0 if not any(a.strides) else None
+
+
 def _binary_arrays(code: int, x: np.ndarray, y: np.ndarray):
     """``x op y`` of two same-dtype arrays of one shape (either may be a broadcast view) in C; None without a loop."""
-    for split in range(x.ndim + 1):  # the widest inner block both operands read in order
-        pa, pb = _operand(x, split), _operand(y, split)
-        if pa is not None and pb is not None and (pa[1] or pb[1] or split == x.ndim):
-            break
+    fa, fb = _flat(x), _flat(y)
+    if fa is not None and fb is not None:  # contiguous or a scalar, each: one block
+        pa, pb, outer, m = (0, fa), (0, fb), 1, x.size
     else:
-        return None
-    outer, m = math.prod(x.shape[:split]), math.prod(x.shape[split:])
+        for split in range(x.ndim + 1):  # the widest inner block both operands read in order
+            pa, pb = _operand(x, split), _operand(y, split)
+            if pa is not None and pb is not None and (pa[1] or pb[1] or split == x.ndim):
+                break
+        else:
+            return None
+        outer, m = math.prod(x.shape[:split]), math.prod(x.shape[split:])
     lib = _c_path.library()
     out = np.empty(x.shape, x.dtype)
     getattr(lib, "ow_binary_" + _CTYPE[x.dtype][1])(
