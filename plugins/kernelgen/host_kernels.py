@@ -4,8 +4,10 @@ The generator's kernels (:mod:`opweave_kernelgen.kernels`) follow the work-item 
 device shares; on the host CPU that model costs a function call per item. These kernels are plain
 loops over host pointers instead, written for the compiler's vectoriser (``omp simd``) and split
 across the cores with OpenMP above :data:`PARALLEL_MIN` elements of work, so tiny calls never pay
-for waking threads. Any device whose memory is host memory can call them on its buffers' addresses
-(the CPU backend passes NumPy buffers).
+for waking threads, and only while the host has a core free for each thread (more threads ready to
+run than cores, read from ``/proc/loadavg``, makes them run on one: a parallel region would wait for
+a core at every fork and join). Results do not depend on the thread count. Any device whose memory
+is host memory can call them on its buffers' addresses (the CPU backend passes NumPy buffers).
 
 Where the C library has vector variants of ``expf``, ``tanhf``, ``erff``... (glibc's ``libmvec``),
 the source declares them ``omp declare simd`` so the loops vectorise; elsewhere it is built without
@@ -70,13 +72,46 @@ _PRELUDE = (
     r"""
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <omp.h>
 """
     + _MVEC
     + rf"""
 #define OW_PAR_MIN {PARALLEL_MIN}L
-static int ow_threads(long work) {{ return work >= OW_PAR_MIN ? omp_get_max_threads() : 1; }}
+/* Whether more threads are ready to run than there are cores (other processes keep them busy): then a
+   parallel region would wait for a core at every fork and join, so kernels run on one thread. Read
+   from /proc/loadavg (running/total) at most every 100 ms; elsewhere never busy. */
+static long ow_busy_at_ms;
+static int ow_busy;
+static int ow_host_busy(void) {{
+#ifdef __linux__
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    long now = ts.tv_sec * 1000L + ts.tv_nsec / 1000000L + 1;
+    if (now - __atomic_load_n(&ow_busy_at_ms, __ATOMIC_RELAXED) < 100)
+        return __atomic_load_n(&ow_busy, __ATOMIC_RELAXED);
+    __atomic_store_n(&ow_busy_at_ms, now, __ATOMIC_RELAXED);
+    int busy = 0, running = 0, total = 0;
+    double l1, l5, l15;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {{
+        if (fscanf(f, "%lf %lf %lf %d/%d", &l1, &l5, &l15, &running, &total) == 5)
+            busy = running > omp_get_num_procs() + 1;
+        fclose(f);
+    }}
+    __atomic_store_n(&ow_busy, busy, __ATOMIC_RELAXED);
+    return busy;
+#else
+    return 0;
+#endif
+}}
+static int ow_threads(long work) {{
+    if (work < OW_PAR_MIN) return 1;
+    int n = omp_get_max_threads();
+    return n > 1 && ow_host_busy() ? 1 : n;
+}}
 static double ow_combine(int op, double a, double b) {{
     if (op == 0 || op == 3) return a + b;
     if (a != a || b != b) return NAN;
@@ -235,9 +270,10 @@ static double ow_reduce_span_$S(int op, const $T *x, long n, double centre) {
 void ow_reduce_$S(int op, const $T *x, double *y, const double *centre, long outer, long r, long inner) {
     int nt = ow_threads(outer * r * inner);
     if (inner == 1) {
+        /* chunks of long rows do not depend on the thread count, so neither does the result */
         long chunks = 1;
-        if (nt > 1 && outer < 4 * nt) {
-            chunks = (4 * nt + outer - 1) / outer;
+        if (outer < 16) {
+            chunks = (16 + outer - 1) / outer;
             if (chunks > r / 4096) chunks = r / 4096 > 1 ? r / 4096 : 1;
         }
         long step = (r + chunks - 1) / chunks;
