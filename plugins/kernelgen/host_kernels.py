@@ -294,7 +294,8 @@ void ow_reduce_$S(int op, const $T *x, double *y, const double *centre, long out
         free(part);
         return;
     }
-    enum { B = 256 };
+    /* columns in blocks of B: each row's block is read contiguously, the accumulators stay in cache */
+    enum { B = 2048 };
     long blocks = (inner + B - 1) / B;
     #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
     for (long task = 0; task < outer * blocks; task++) {
@@ -303,7 +304,8 @@ void ow_reduce_$S(int op, const $T *x, double *y, const double *centre, long out
         double acc[B];
         const double *cen = centre ? centre + o * inner + j0 : 0;
         const $T *base = x + o * r * inner + j0;
-        for (long j = 0; j < len; j++) acc[j] = op == 1 ? -INFINITY : op == 2 ? INFINITY : 0;
+        double start = op == 1 ? -INFINITY : op == 2 ? INFINITY : 0;
+        for (long j = 0; j < len; j++) acc[j] = start;
         for (long k = 0; k < r; k++) {
             const $T *row = base + k * inner;
             if (op == 0) {
