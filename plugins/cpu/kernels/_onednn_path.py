@@ -77,6 +77,8 @@ def describe() -> str:
     """One line: which CPU kernel paths are active, and why oneDNN and the C kernels are not when they are not."""
     from . import _c_path
 
+    if path() == "c":
+        return f"{_c_path.describe()}; NumPy elsewhere (oneDNN off: {ENV}=c)"
     return f"{_describe_onednn()}; {_c_path.describe()}"
 
 
