@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 import opweave
-from opweave.backends.kernel import Decline
+from opweave.backends.kernel import Decline, is_wrapped_number
 
 from . import _c_path
 from ._common import native, wrap
@@ -154,7 +154,7 @@ def _binary(name: str, op: str):
 
 def _scalar_operand(t, dtype, shape):
     """A wrapped Python number as a broadcast array of ``dtype``; None when it is not one or does not fit."""
-    if not getattr(t, "_wrapped_number", False) or t.dtype.is_complex:
+    if not is_wrapped_number(t) or t.dtype.is_complex:
         return None
     value = native(t).item()
     if not -np.finfo(dtype).max <= value <= np.finfo(dtype).max:
@@ -173,10 +173,10 @@ def _binary_op(op: str):
             if a.dtype not in _FLOATS:
                 return None
             x, y, dtype = native(a), native(b), a.dtype
-        elif a.dtype in _FLOATS and not a._wrapped_number:
+        elif a.dtype in _FLOATS and not is_wrapped_number(a):
             x, dtype = native(a), a.dtype
             y = _scalar_operand(b, x.dtype, x.shape)
-        elif b.dtype in _FLOATS and not b._wrapped_number:
+        elif b.dtype in _FLOATS and not is_wrapped_number(b):
             y, dtype = native(b), b.dtype
             x = _scalar_operand(a, y.dtype, y.shape)
         else:
