@@ -339,3 +339,18 @@ def test_without_a_compiler_the_cpu_stays_on_numpy(tmp_path):
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
     assert out.stdout.splitlines()[0] == str([0.25] * 8)
     assert "C kernels off (no C compiler" in out.stdout, out.stdout + out.stderr
+
+
+@given(x=arrays(min_dims=0, max_dims=3, min_side=0))
+def test_elementwise_and_softmax_of_0dim_and_empty(x):
+    """0-dim and empty tensors on the c path: the C kernels decline what they have no loop for."""
+    t = ow.tensor(x)
+    with np.errstate(all="ignore"):
+        close(ow.exp(t).numpy(), np.exp(x.astype(np.float64)).astype(x.dtype), ulps(x.dtype))
+        close((t + t).numpy(), x + x, rtol=0)
+        close((t * 2.0).numpy(), x * x.dtype.type(2), rtol=0)
+        if x.ndim and not x.size:
+            assert F.softmax(t, -1).numpy().shape == x.shape
+        elif x.ndim:
+            want = np.exp(_np_log_softmax(x.astype(np.float64), -1)).astype(x.dtype)
+            close(F.softmax(t, -1).numpy(), want, rtol=ulps(x.dtype, 16), atol=ulps(x.dtype, 4))
