@@ -4,9 +4,9 @@ The generator's kernels (:mod:`opweave_kernelgen.kernels`) follow the work-item 
 device shares; on the host CPU that model costs a function call per item. These kernels are plain
 loops over host pointers instead, written for the compiler's vectoriser (``omp simd``) and split
 across the cores with OpenMP above :data:`PARALLEL_MIN` elements of work, so tiny calls never pay
-for waking threads, and only while the host has a core free for each thread (more threads ready to
-run than cores, read from ``/proc/loadavg``, makes them run on one: a parallel region would wait for
-a core at every fork and join). Results do not depend on the thread count. Any device whose memory
+for waking threads, and only while the host has a core free for each thread (a busy host, read from
+``/proc/loadavg``, makes them run on one: a parallel region would wait for a core at every fork and
+join). Results do not depend on the thread count. Any device whose memory
 is host memory can call them on its buffers' addresses (the CPU backend passes NumPy buffers).
 
 Where the C library has vector variants of ``expf``, ``tanhf``, ``erff``... (glibc's ``libmvec``),
@@ -80,9 +80,10 @@ _PRELUDE = (
     + _MVEC
     + rf"""
 #define OW_PAR_MIN {PARALLEL_MIN}L
-/* Whether more threads are ready to run than there are cores (other processes keep them busy): then a
-   parallel region would wait for a core at every fork and join, so kernels run on one thread. Read
-   from /proc/loadavg (running/total) at most every 100 ms; elsewhere never busy. */
+/* Whether other processes keep the cores busy: more threads ready to run than cores + 1 now, or a
+   one-minute load average above cores + 1 (the snapshot alone flickers). Then a parallel region would
+   wait for a core at every fork and join, so kernels run on one thread. Read from /proc/loadavg at
+   most every 100 ms; elsewhere never busy. */
 static long ow_busy_at_ms;
 static int ow_busy;
 static int ow_host_busy(void) {{
@@ -98,7 +99,7 @@ static int ow_host_busy(void) {{
     FILE *f = fopen("/proc/loadavg", "r");
     if (f) {{
         if (fscanf(f, "%lf %lf %lf %d/%d", &l1, &l5, &l15, &running, &total) == 5)
-            busy = running > omp_get_num_procs() + 1;
+            busy = running > omp_get_num_procs() + 1 || l1 > omp_get_num_procs() + 1;
         fclose(f);
     }}
     __atomic_store_n(&ow_busy, busy, __ATOMIC_RELAXED);
