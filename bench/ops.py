@@ -1,11 +1,13 @@
-"""CPU time of hot nn ops: opweave's default kernels, its pure NumPy kernels, PyTorch (if installed), NumPy.
+"""CPU time of hot ops: opweave's kernel paths, PyTorch (if installed) and NumPy, in one run.
 
 Prints one table; asserts nothing. Run: ``python bench/ops.py`` (``--repeat N`` for more runs per row).
 Each time is the best of ``repeat`` calls, all columns measured in the same run, row by row
-(the machine's load changes less between them). ``ow numpy`` is opweave with
-``OPWEAVE_CPU_KERNELS=numpy`` (switched in-process); the ratios are opweave's default path over
-PyTorch (the target is 1.2x, 1.5x for SDPA) and over the NumPy formula.
-A row whose op is missing from the catalog is printed with a note instead of times.
+(the machine's load changes less between them). Columns: ``auto`` is opweave's default path
+(``OPWEAVE_CPU_KERNELS=auto``: C kernels where they were measured faster, oneDNN, NumPy), ``c`` the
+compiled C kernels wherever they have one (NumPy elsewhere), ``onednn`` oneDNN and NumPy without C,
+``numpy`` the pure NumPy kernels (each switched in-process with ``opweave.cpu.set_kernel_path``);
+then PyTorch and the NumPy formula. The ratios are a path over PyTorch (the target is 1.2x, 1.5x
+for SDPA). A row whose op is missing from the catalog is printed with a note instead of times.
 """
 
 from __future__ import annotations
@@ -84,9 +86,12 @@ def cases(rng):
     filt = (rng.standard_normal((64, 64, 3, 3)) * 0.05).astype(f32)
     q, k, v = (rng.standard_normal((8, 8, 512, 64)).astype(f32) for _ in range(3))
     sig = rng.standard_normal(2**20).astype(f32)
+    r = rng.standard_normal((4096, 4096)).astype(f32)
+    a, lw, lb = (rng.standard_normal(s).astype(f32) for s in ((4096, 1024), (1024, 1024), (1024,)))
     t = ow.tensor
     tx, tw, tb, tg, tlogits, ttarget = t(x), t(w), t(b), t(g), t(logits), t(target)
     timg, tfilt, tq, tk, tv, tsig = t(img), t(filt), t(q), t(k), t(v), t(sig)
+    tr, ta, tlw, tlb = t(r), t(a), t(lw), t(lb)
     rows = [
         ("softmax 4096x1024", lambda: F.softmax(tx, -1), lambda: np_softmax(x), ("softmax", (x,), {"dim": -1})),
         (
@@ -115,6 +120,19 @@ def cases(rng):
             ("scaled_dot_product_attention", (q, k, v), {}),
         ),
         (
+            "rms_norm 4096x1024",
+            (lambda: F.rms_norm(tx, [1024], tw)) if hasattr(F, "rms_norm") else None,
+            lambda: x / np.sqrt(np.mean(x * x, -1, keepdims=True) + np.finfo(f32).eps) * w,
+            ("rms_norm", (x, [1024], w), {}),
+        ),
+        ("sum(-1) 4096x4096", lambda: tr.sum(-1), lambda: r.sum(-1), ("sum", (r, -1), {})),
+        ("var(-1) 4096x4096", lambda: tr.var(-1), lambda: r.var(-1, ddof=1), ("var", (r, -1), {})),
+        ("amax(0) 4096x4096", lambda: tr.amax(0), lambda: r.max(0), ("amax", (r, 0), {})),
+        ("silu 16M (x*sigmoid(x))", lambda: F.silu(tg), lambda: g * sp.expit(g), ("silu", (g,), {})),
+        ("exp 16M", lambda: ow.exp(tg), lambda: np.exp(g), ("exp", (g,), {})),
+        ("a*2+1 16M (two ops)", lambda: tg * 2.0 + 1.0, lambda: g * f32(2) + f32(1), ("scale_shift", (g,), {})),
+        ("linear 4096x1024x1024", lambda: F.linear(ta, tlw, tlb), lambda: a @ lw.T + lb, ("linear", (a, lw, lb), {})),
+        (
             "rfft 2^20",
             (lambda: ow.fft.rfft(tsig)) if hasattr(getattr(ow, "fft", None), "rfft") else None,
             lambda: np.fft.rfft(sig),
@@ -133,8 +151,19 @@ def torch_call(spec):
         return None
     name, args, kwargs = spec
     targs = [torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args]
-    fn = torch.fft.rfft if name == "fft.rfft" else getattr(tf, name)
+    special = {
+        "fft.rfft": torch.fft.rfft,
+        "sum": torch.sum,
+        "var": torch.var,
+        "amax": torch.amax,
+        "exp": torch.exp,
+        "scale_shift": lambda x: x * 2.0 + 1.0,
+    }
+    fn = special.get(name) or getattr(tf, name)
     return lambda: fn(*targs, **kwargs)
+
+
+PATHS = ("auto", "c", "onednn", "numpy")
 
 
 def kernel_path_switch():
@@ -142,51 +171,57 @@ def kernel_path_switch():
     cpu = getattr(ow, "cpu", None)
     if cpu is None or not hasattr(cpu, "set_kernel_path"):
         return None
-    print(f"cpu kernels: {cpu.kernel_paths()}")
+    print(f"cpu kernels (auto): {cpu.kernel_paths()}")
     return cpu.set_kernel_path
+
+
+def on_path(set_path, path, fn, repeat):
+    """Best time of ``fn`` on kernel path ``path`` (NaN when the paths cannot be switched)."""
+    if set_path is None:
+        return best(fn, repeat) if path == "auto" else float("nan")
+    set_path(path)
+    try:
+        return best(fn, repeat)
+    finally:
+        set_path(None)
 
 
 def main(argv=None) -> None:
     """Measure and print the table."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--rows", default="", help="comma-separated substrings of the rows to run (default: all)")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(0)
     rows = cases(rng)
+    if args.rows:
+        rows = [row for row in rows if any(part in row[0] for part in args.rows.split(","))]
     have_torch = torch_call(("softmax", (np.zeros(1, np.float32),), {"dim": 0})) is not None
     if not have_torch:
         print("PyTorch is not installed: its column is left out (pip install torch)")
     set_path = kernel_path_switch()
-    header = f"{'op':<26}{'opweave ms':>11}{'ow numpy':>10}"
+    print("ms, best of", args.repeat)
+    header = f"{'op':<26}" + "".join(f"{p:>8}" for p in PATHS)
     if have_torch:
-        header += f"{'torch ms':>10}"
-    header += f"{'numpy ms':>10}"
+        header += f"{'torch':>8}"
+    header += f"{'numpy':>8}"
     if have_torch:
-        header += f"{'ow/torch':>9}{'owNP/torch':>11}"
-    header += f"{'ow/numpy':>9}"
+        header += f"{'auto/pt':>9}{'c/pt':>7}{'numpy/pt':>9}"
     print(header)
     for name, ow_fn, np_fn, spec in rows:
         t_np = best(np_fn, args.repeat)
         if ow_fn is None:
-            print(f"{name:<26}{'(op missing)':>11}{'':>10}{'':>10}{t_np:>10.1f}")
+            print(f"{name:<26}{'(op missing)':>32}{'':>8}{t_np:>8.1f}")
             continue
-        t_ow = best(ow_fn, args.repeat)
-        t_ref = float("nan")
-        if set_path is not None:
-            set_path("numpy")
-            try:
-                t_ref = best(ow_fn, args.repeat)
-            finally:
-                set_path(None)
-        line = f"{name:<26}{t_ow:>11.1f}{t_ref:>10.1f}"
+        times = [on_path(set_path, p, ow_fn, args.repeat) for p in PATHS]
+        line = f"{name:<26}" + "".join(f"{v:>8.1f}" for v in times)
         if have_torch:
             t_pt = best(torch_call(spec), args.repeat)
-            line += f"{t_pt:>10.1f}"
-        line += f"{t_np:>10.1f}"
+            line += f"{t_pt:>8.1f}"
+        line += f"{t_np:>8.1f}"
         if have_torch:
-            line += f"{t_ow / t_pt:>8.2f}x{t_ref / t_pt:>10.2f}x"
-        line += f"{t_ow / t_np:>8.2f}x"
-        print(line)
+            line += f"{times[0] / t_pt:>8.2f}x{times[1] / t_pt:>6.2f}x{times[3] / t_pt:>8.2f}x"
+        print(line, flush=True)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,10 @@ opweave conformance --backend vnpu --distributed 2 || status=$?  # the same stag
 # gcc -O3; the whole quick profile is a local check: opweave conformance --backend ccpu)
 opweave conformance --backend ccpu --profile quick --quiet \
     --ops 'add.Tensor,mul.Tensor,sum.dim_IntList,softmax.int,mm,sort*,cumsum,where.self,index_select,prims::uniform' || status=$?
+# The CPU backend's compiled C kernels at every size (docs/cpu-kernels.md), on the ops that have one (seconds;
+# the whole quick profile on the c path is a local check: OPWEAVE_CPU_KERNELS=c opweave conformance --backend cpu)
+OPWEAVE_CPU_KERNELS=c opweave conformance --backend cpu --profile quick --quiet --gradients 0 \
+    --ops 'prims::exp*,prims::log*,prims::tanh,prims::sigmoid,prims::erf,prims::sqrt,prims::add,prims::sub,prims::mul,prims::div,prims::sum,prims::amax,prims::amin,prims::var,add.Tensor,sub.Tensor,mul.Tensor,div.Tensor,sum,sum.dim_IntList,mean*,var*,amax,amin,*softmax*,layer_norm,rms_norm,cross_entropy_loss,gelu,silu' || status=$?
 wait "$opencl" || status=$?
 cat opencl-conformance.log
 exit "$status"

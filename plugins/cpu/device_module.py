@@ -28,9 +28,10 @@ def synchronize(device=None) -> None:
 
 
 def kernel_paths() -> str:
-    """Which CPU kernel paths run: oneDNN's float primitives (and for what) or NumPy only, and why.
+    """Which CPU kernel paths run: oneDNN's float primitives (and for what), the compiled C kernels, NumPy; and why not.
 
-    ``$OPWEAVE_CPU_KERNELS=numpy`` selects the pure NumPy kernels; ``opweave doctor`` prints this line.
+    ``$OPWEAVE_CPU_KERNELS=numpy`` selects the pure NumPy kernels, ``c`` the C kernels wherever they take a call
+    (``docs/cpu-kernels.md``); ``opweave doctor`` prints this line.
     """
     from .kernels._onednn_path import describe
 
@@ -38,8 +39,10 @@ def kernel_paths() -> str:
 
 
 def set_kernel_path(path: str | None) -> None:
-    """Run the CPU kernels of ``path`` from now on: ``"auto"`` (oneDNN where installed), ``"onednn"`` or ``"numpy"``.
+    """Run the CPU kernels of ``path`` from now on: ``"auto"``, ``"c"``, ``"onednn"`` or ``"numpy"``.
 
+    ``auto``: oneDNN where installed and the compiled C kernels where measured faster; ``c``: the C kernels
+    wherever they take a call, NumPy elsewhere; ``onednn``: no C kernels; ``numpy``: the reference kernels.
     None goes back to ``$OPWEAVE_CPU_KERNELS`` (default ``auto``). ValueError for any other name.
     """
     from .kernels._onednn_path import set_path

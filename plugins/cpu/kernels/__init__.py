@@ -13,11 +13,18 @@ def _families():
 
 
 def register_all(registry) -> None:
-    """Register every family's kernels for the ``cpu`` backend."""
+    """Register every family's kernels for the ``cpu`` backend, the compiled C kernels in front (``_c_kernels``)."""
+    from ._c_kernels import C_ONLY, with_c
+
+    done = set()
     for module in _families():
         for name, fn in module.KERNELS.items():
             deterministic = name not in getattr(module, "NONDETERMINISTIC", ())
-            registry.impl(name, fn, backend="cpu", deterministic=deterministic)
+            registry.impl(name, with_c(name, fn), backend="cpu", deterministic=deterministic)
+            done.add(name)
+    for name, fn in C_ONLY.items():
+        if name not in done:
+            registry.impl(name, fn, backend="cpu")
 
 
 def kernel_table(prims_only: bool = True) -> dict:

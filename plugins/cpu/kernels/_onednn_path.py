@@ -20,7 +20,7 @@ import ml_dtypes
 import numpy as np
 
 ENV = "OPWEAVE_CPU_KERNELS"
-PATHS = ("auto", "onednn", "numpy")
+PATHS = ("auto", "onednn", "numpy", "c")
 
 _FLOAT32 = np.dtype(np.float32)
 _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
@@ -39,15 +39,18 @@ def _binding():
 
 
 def set_path(path: str | None) -> None:
-    """Use ``path`` (``auto``, ``onednn`` or ``numpy``) from now on; None re-reads ``$OPWEAVE_CPU_KERNELS``."""
+    """Use ``path`` (``auto``, ``onednn``, ``numpy`` or ``c``) from now on; None re-reads ``$OPWEAVE_CPU_KERNELS``."""
     global _mode, _active, _reason
     if path is not None and path not in PATHS:
         raise ValueError(f"{ENV}: expected one of {', '.join(PATHS)}, got {path!r}")
     _mode, _active, _reason = path, None, None
+    from . import _c_path
+
+    _c_path.reset()
 
 
 def path() -> str:
-    """The requested path: ``auto``, ``onednn`` or ``numpy`` (``$OPWEAVE_CPU_KERNELS``, default ``auto``)."""
+    """The requested path: ``auto``, ``onednn``, ``numpy`` or ``c`` (``$OPWEAVE_CPU_KERNELS``, default ``auto``)."""
     global _mode
     if _mode is None:
         value = os.environ.get(ENV, "auto").strip().lower() or "auto"
@@ -59,8 +62,8 @@ def active() -> bool:
     """Whether the oneDNN kernels run (the path is not ``numpy`` and the library loads)."""
     global _active, _reason
     if _active is None:
-        if path() == "numpy":
-            _active, _reason = False, f"{ENV}=numpy"
+        if path() in ("numpy", "c"):  # c: compiled C kernels, NumPy elsewhere (see _c_path)
+            _active, _reason = False, f"{ENV}={path()}"
         else:
             try:
                 available, why = _binding().availability()
@@ -71,7 +74,15 @@ def active() -> bool:
 
 
 def describe() -> str:
-    """One line: which CPU kernel paths are active, and why oneDNN is not when it is not."""
+    """One line: which CPU kernel paths are active, and why oneDNN and the C kernels are not when they are not."""
+    from . import _c_path
+
+    if path() == "c":
+        return f"{_c_path.describe()}; NumPy elsewhere (oneDNN off: {ENV}=c)"
+    return f"{_describe_onednn()}; {_c_path.describe()}"
+
+
+def _describe_onednn() -> str:
     raw = os.environ.get(ENV)
     note = f" ({ENV}={raw!r} is not one of {', '.join(PATHS)}: using auto)" if raw and raw.lower() not in PATHS else ""
     if active():
