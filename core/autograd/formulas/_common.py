@@ -55,3 +55,17 @@ def unsqueeze_to(g, dims, ndim: int):
     for d in dims:
         g = C.unsqueeze(g, d)
     return g
+
+
+_GRIDS: dict = {}
+
+
+def iota(n: int, dtype, device):
+    """``arange(n)`` of ``dtype`` on ``device``: cached for small ``n`` (formulas only read it)."""
+    key = (n, dtype, device)
+    grid = _GRIDS.get(key)
+    if grid is None:
+        grid = C.arange(n, dtype=dtype, device=device)
+        if n <= 1 << 16 and len(_GRIDS) < 256:
+            _GRIDS[key] = grid
+    return grid

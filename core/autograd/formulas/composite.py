@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ... import _dtype
 from ...refs._nn_utils import reduction_enum
-from ._common import C, conj, formula, unsqueeze_to
+from ._common import C, conj, formula, iota, unsqueeze_to
 
 
 @formula("_softmax", save=(), save_out=True)
@@ -134,7 +134,7 @@ def _unweighted_cross_entropy_grad(x, target, g, reduction: int, ignore_index: i
     t = target.to(device=x.device, dtype=exact)
     shape = [1] * x.ndim
     shape[cdim] = classes
-    grid = C.reshape(C.arange(classes, dtype=exact, device=x.device), shape)
+    grid = C.reshape(iota(classes, exact, x.device), shape)
     onehot = C.eq(C.unsqueeze(t, cdim), grid).to(x.dtype)
     valid = C.ne(t, float(ignore_index)).to(x.dtype)
     coef = valid * g.to(x.dtype)

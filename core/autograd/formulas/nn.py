@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 
-from ... import _dtype
 from ..._factories import from_numpy
 from ._common import C, formula
 
@@ -38,8 +37,8 @@ def _convolution(ctx, g):
             gx = C.convolution(g, w, None, stride, padding, dilation, True, op, groups)
     if need[1]:
         ksize = list(w.shape[2:])
-        xs = C.chunk(x, groups, 1)
-        gs = C.chunk(g, groups, 1)
+        xs = C.chunk(x, groups, 1) if groups > 1 else (x,)
+        gs = C.chunk(g, groups, 1) if groups > 1 else (g,)
         parts = []
         for xi, gi in zip(xs, gs):
             if transposed:
@@ -63,41 +62,7 @@ def _pool_indices_grad(ctx, grads):
     return (C.reshape(C.scatter_add(flat_x, len(lead), flat_i, flat_g), list(x.shape)),)
 
 
-def _tiling(x_shape, kernel, stride, padding, dilation) -> bool:
-    """Whether max-pooling windows tile the input: stride = kernel, no padding or dilation, sizes divisible."""
-    d = len(kernel)
-    return (
-        list(stride or kernel) == list(kernel)
-        and all(p == 0 for p in padding)
-        and all(dl == 1 for dl in dilation)
-        and all(n % k == 0 and n > 0 for n, k in zip(x_shape[len(x_shape) - d :], kernel))
-    )
-
-
-def _upsample(t, lead: int, kernel):
-    """Each element of ``t``'s trailing dims repeated over a window of ``kernel`` (a tiling of the input)."""
-    batch, outs = list(t.shape[:lead]), list(t.shape[lead:])
-    split = batch + [v for o in outs for v in (o, 1)]
-    full = batch + [v for o, k in zip(outs, kernel) for v in (o, k)]
-    return C.reshape(C.expand(C.reshape(t, split), full), batch + [o * k for o, k in zip(outs, kernel)])
-
-
-def _max_pool_grad(ctx, grads):
-    """Max pooling's gradient; windows that tile the input take a mask (no scatter): g where the index points."""
-    x, kernel, stride, padding, dilation, _ = ctx.args
-    if not _tiling(tuple(x.shape), kernel, stride, padding, dilation):
-        return _pool_indices_grad(ctx, grads)
-    gv, indices = grads[0], ctx.outputs[1]
-    lead = x.ndim - len(kernel)
-    spatial = list(x.shape[lead:])
-    plane = math.prod(spatial)
-    exact = _dtype.float32 if plane <= 2**24 else _dtype.float64  # compared as floats: a direct kernel
-    positions = C.reshape(C.arange(plane, dtype=exact, device=indices.device), spatial)
-    hit = C.eq(_upsample(indices.to(exact), lead, kernel), positions)
-    return (C.mul(_upsample(gv, lead, kernel), hit.to(gv.dtype)),)
-
-
-formula("prims::max_pool", save=(), save_out=True)(_max_pool_grad)
+formula("prims::max_pool", save=(), save_out=True)(_pool_indices_grad)
 formula("prims::adaptive_max_pool", save=(), save_out=True)(_pool_indices_grad)
 
 

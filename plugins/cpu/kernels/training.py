@@ -99,7 +99,11 @@ def _tiles(shape, kernel_size, stride, padding, dilation, ceil_mode) -> bool:
 
 
 def tiling_max_pool(self, kernel_size, stride, padding, dilation, ceil_mode):
-    """(values, flat indices) as NumPy arrays when the windows tile the input, else None."""
+    """(values, flat indices) as NumPy arrays when the windows tile the input, else None.
+
+    One strided slice per kernel offset, in window order: a later offset takes over only where it
+    is strictly greater (the first maximum wins); the values are then read at the chosen indices.
+    """
     dtype = self.dtype
     if dtype not in _FAST_DTYPES or not _tiles(self.shape, kernel_size, stride, padding, dilation, ceil_mode):
         return None
@@ -108,20 +112,31 @@ def tiling_max_pool(self, kernel_size, stride, padding, dilation, ceil_mode):
     lead = x.shape[: x.ndim - d]
     spatial = x.shape[x.ndim - d :]
     outs = tuple(n // k for n, k in zip(spatial, kernel_size))
-    split = lead + tuple(v for o, k in zip(outs, kernel_size) for v in (o, k))
-    nl = len(lead)
-    order = tuple(range(nl)) + tuple(nl + 2 * i for i in range(d)) + tuple(nl + 2 * i + 1 for i in range(d))
-    windows = x.reshape(split).transpose(order).reshape(lead + outs + (math.prod(kernel_size),))
-    local = windows.argmax(axis=-1)
-    values = np.take_along_axis(windows, local[..., None], axis=-1)[..., 0]
-    if np.isnan(values).any():  # PyTorch picks the last NaN of a window: the general kernel
+    offsets = list(np.ndindex(*kernel_size))
+    best = None
+    local = np.zeros(lead + outs, np.intp)
+    with np.errstate(invalid="ignore"):
+        for j, offset in enumerate(offsets):
+            part = x[(Ellipsis, *(slice(o, None, k) for o, k in zip(offset, kernel_size)))]
+            if best is None:
+                best = part.copy()
+                continue
+            greater = part > best
+            np.maximum(best, part, out=best)
+            local += greater * (j - local)
+    if np.isnan(best).any():  # PyTorch picks the last NaN of a window: the general kernel
         return None
-    offsets = np.unravel_index(local, tuple(kernel_size))
-    flat = np.zeros(local.shape, np.int64)
+    plane = np.cumprod((1,) + spatial[::-1])[::-1][1:]  # row-major strides of a spatial plane
+    table = np.array([sum(int(o) * int(p) for o, p in zip(offset, plane)) for offset in offsets], np.int64)
+    base = np.zeros(outs, np.int64)
     for i in range(d):
-        base = (np.arange(outs[i], dtype=np.int64) * kernel_size[i]).reshape((-1,) + (1,) * (d - 1 - i))
-        flat = flat * spatial[i] + base + offsets[i]
-    return np.ascontiguousarray(values), flat
+        step = np.arange(outs[i], dtype=np.int64) * (kernel_size[i] * int(plane[i]))
+        base = base + step.reshape((-1,) + (1,) * (d - 1 - i))
+    flat = base + table[local]
+    size = math.prod(spatial)
+    starts = np.arange(math.prod(lead), dtype=np.int64).reshape(lead + (1,) * d) * size
+    values = np.ascontiguousarray(x).reshape(-1).take(flat + starts)
+    return values, flat
 
 
 KERNELS = {
