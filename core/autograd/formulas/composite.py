@@ -132,12 +132,12 @@ def _unweighted_cross_entropy_grad(x, target, g, reduction: int, ignore_index: i
     classes = x.shape[cdim]
     exact = _dtype.float64 if x.dtype is _dtype.float64 or classes > 2**24 else _dtype.float32
     t = target.to(device=x.device, dtype=exact)
-    shape = [1] * x.ndim
-    shape[cdim] = classes
-    grid = C.reshape(iota(classes, exact, x.device), shape)
+    grid = iota(classes, exact, x.device)
+    if cdim == 1 and x.ndim > 2:
+        grid = C.reshape(grid, [classes] + [1] * (x.ndim - 2))
     onehot = C.eq(C.unsqueeze(t, cdim), grid).to(x.dtype)
     valid = C.ne(t, float(ignore_index)).to(x.dtype)
-    coef = valid * g.to(x.dtype)
+    coef = valid * (g if g.dtype is x.dtype else g.to(x.dtype))
     if reduction == 1:
         coef = coef / C.sum(valid)
     return (C.softmax(x, cdim) - onehot) * C.unsqueeze(coef, cdim)
