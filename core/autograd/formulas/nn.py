@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ..._factories import from_numpy
-from ._common import C, formula
+from ._common import C, formula, row_starts
 
 
 def _conv_weight_grad(inp, gout, stride, padding, dilation, kernel_shape):
@@ -52,14 +52,23 @@ def _convolution(ctx, g):
 
 
 def _pool_indices_grad(ctx, grads):
-    """Max pooling: the values' gradient goes to the flat spatial positions the indices name."""
+    """Max pooling: the values' gradient added at the flat positions the indices name (one ``index_add``).
+
+    The indices count within a spatial plane; each plane's offset makes them positions of the
+    whole input, so one 1-D ``index_add`` does every plane (and sums windows that overlap).
+    """
     x = ctx.args[0]
     gv, indices = grads[0], ctx.outputs[1]
-    lead = list(x.shape[: x.ndim - len(ctx.args[1])])
-    flat_x = C.zeros(lead + [math.prod(x.shape[len(lead) :])], dtype=gv.dtype, device=gv.device)
-    flat_i = C.reshape(indices, lead + [-1])
-    flat_g = C.reshape(gv, lead + [-1])
-    return (C.reshape(C.scatter_add(flat_x, len(lead), flat_i, flat_g), list(x.shape)),)
+    spatial = len(ctx.args[1])
+    lead = list(x.shape[: x.ndim - spatial])
+    plane = math.prod(x.shape[len(lead) :])
+    rows = math.prod(lead)
+    flat_i = C.reshape(indices, [rows, -1])
+    if rows > 1:
+        flat_i = flat_i + row_starts(rows, plane, indices.dtype, indices.device)
+    total = C.zeros([rows * plane], dtype=gv.dtype, device=gv.device)
+    flat = C.index_add(total, 0, C.reshape(flat_i, [-1]), C.reshape(gv, [-1]))
+    return (C.reshape(flat, list(x.shape)),)
 
 
 formula("prims::max_pool", save=(), save_out=True)(_pool_indices_grad)
