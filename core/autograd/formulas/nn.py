@@ -22,6 +22,20 @@ def _conv_weight_grad(inp, gout, stride, padding, dilation, kernel_shape):
     return w
 
 
+def _conv2d_weight_grad_im2col(inp, gout, stride, padding, dilation, kernel_shape):
+    """d(conv2d)/d(weight) for one group as one GEMM: gout (Cout, N·L) times the input's columns (N·L, Cin·kh·kw).
+
+    The columns are ``im2col`` (``F.unfold``) of the input with the convolution's geometry, so
+    L is the output's number of positions.
+    """
+    n, cin = inp.shape[0], inp.shape[1]
+    cout = gout.shape[1]
+    cols = C.im2col(inp, list(kernel_shape), list(dilation), list(padding), list(stride))  # (N, Cin·k, L)
+    rows = C.reshape(C.transpose(C.reshape(gout, [n, cout, -1]), 0, 1), [cout, -1])
+    cols = C.reshape(C.transpose(cols, 1, 2), [-1, cols.shape[1]])
+    return C.reshape(C.mm(rows, cols), [cout, cin] + list(kernel_shape))
+
+
 @formula("prims::convolution", save=(0, 1))
 def _convolution(ctx, g):
     x, w, b, stride, padding, dilation, transposed, output_padding, groups = ctx.args
@@ -40,8 +54,11 @@ def _convolution(ctx, g):
         xs = C.chunk(x, groups, 1) if groups > 1 else (x,)
         gs = C.chunk(g, groups, 1) if groups > 1 else (g,)
         parts = []
+        im2col = not transposed and spatial == 2 and not x.dtype.is_complex
         for xi, gi in zip(xs, gs):
-            if transposed:
+            if im2col:
+                parts.append(_conv2d_weight_grad_im2col(xi, gi, stride, padding, dilation, ksize))
+            elif transposed:
                 parts.append(_conv_weight_grad(gi, xi, stride, padding, dilation, ksize))
             else:
                 parts.append(_conv_weight_grad(xi, gi, stride, padding, dilation, ksize))
