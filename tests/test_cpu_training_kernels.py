@@ -101,3 +101,19 @@ def test_tiling_max_pool_nan_takes_last_nan_of_window():
     x[0, 0, 0, 1] = x[0, 0, 1, 0] = np.nan
     values_, indices = ops.max_pool2d_with_indices.default(opweave.tensor(x), [2, 2], [2, 2])
     assert np.isnan(values_.numpy()).all() and indices.numpy().item() == 2
+
+
+@given(st.sampled_from(FLOATS), st.integers(0, 4), st.integers(1, 4), st.integers(1, 4), st.data())
+def test_linear_matches_decomposition(dtype, batch, k, n, data):
+    finite = st.floats(-8, 8, width=32)
+    x = opweave.tensor(data.draw(hnp.arrays(dtype, (batch, k), elements=finite)))
+    w = opweave.tensor(data.draw(hnp.arrays(dtype, (n, k), elements=finite)))
+    if data.draw(st.booleans()):
+        w = w.mT.contiguous().mT  # same values, transposed layout
+    bias = data.draw(st.sampled_from(["none", "vector", "other shape"]))
+    b = None
+    if bias == "vector":
+        b = opweave.tensor(data.draw(hnp.arrays(dtype, (n,), elements=finite)))
+    elif bias == "other shape":  # broadcasts: the decomposition's case
+        b = opweave.tensor(data.draw(hnp.arrays(dtype, (1,), elements=finite)))
+    same(ops.linear.default(x, w, b), ops.linear.default.decomposition(x, w, b))
