@@ -1,7 +1,9 @@
 """One training step (forward, backward, SGD) of an MLP 784-512-512-10 and of the digits CNN, batch 64.
 
 Beside the same step in PyTorch (if installed) and in hand-written NumPy, measured in the same run.
-Prints times in milliseconds and the ratios; asserts nothing. Run: ``python bench/train.py``.
+Prints times in milliseconds and the ratios (the libraries take turns, best of several rounds), then
+the operator calls of one step as each library's profiler records them; asserts nothing.
+Run: ``python bench/train.py``.
 Every library runs single-threaded (BLAS and PyTorch), so the ratios compare the same resources;
 set ``OMP_NUM_THREADS``/``OPENBLAS_NUM_THREADS`` before running to change that.
 """
@@ -22,10 +24,31 @@ from opweave import nn  # noqa: E402
 BATCH = 64
 
 
-def best_ms(fn, number: int = 10, repeat: int = 5) -> float:
-    """Best time per call in milliseconds."""
-    fn()
-    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e3
+def best_ms(fns: dict, number: int = 10, repeat: int = 7) -> dict:
+    """Best time per call in milliseconds of each closure, the closures taking turns round by round.
+
+    Interleaving keeps the ratios fair on a machine whose load changes during the run.
+    """
+    best = {}
+    for fn in fns.values():
+        fn()
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            t = timeit.timeit(fn, number=number) / number * 1e3
+            best[name] = min(best.get(name, t), t)
+    return best
+
+
+def op_counts(lib, step) -> tuple[int, int]:
+    """(top-level operator calls, all recorded events) of one step, from ``lib``'s profiler."""
+    step()
+    with lib.profiler.profile() as prof:
+        step()
+    if lib is opweave:
+        events = list(prof.events())
+        return sum(1 for e in events if e.depth == 0), len(events)
+    events = [e for e in prof.events() if e.name.startswith("aten::")]
+    return sum(1 for e in events if e.cpu_parent is None or not e.cpu_parent.name.startswith("aten::")), len(events)
 
 
 def mlp(module):
@@ -139,20 +162,35 @@ def main() -> None:
     except ImportError:
         torch = None
         print("PyTorch is not installed: its column is left out")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"load average (1 min) at start: {load:.2f}")
     header = f"{'step (batch 64)':<22}{'opweave ms':>11}{'numpy ms':>10}{'ow/np':>8}"
     if torch:
         header += f"{'torch ms':>10}{'ow/torch':>10}"
     print(header)
+    counts = []
     for name, (make, x, numpy_step) in cases.items():
         model = make(nn)
         params = [p.detach().numpy().copy() for p in model.parameters()]
-        t_ow = best_ms(framework_step(opweave, model, opweave.tensor(x), opweave.tensor(labels)))
-        t_np = best_ms(numpy_step(params, x, labels))
-        line = f"{name:<22}{t_ow:>11.2f}{t_np:>10.2f}{t_ow / t_np:>7.1f}x"
+        steps = {
+            "opweave": framework_step(opweave, model, opweave.tensor(x), opweave.tensor(labels)),
+            "numpy": numpy_step(params, x, labels),
+        }
         if torch:
-            tmodel = make(torch.nn)
-            t_pt = best_ms(framework_step(torch, tmodel, torch.tensor(x), torch.tensor(labels)))
-            line += f"{t_pt:>10.2f}{t_ow / t_pt:>9.1f}x"
+            steps["torch"] = framework_step(torch, make(torch.nn), torch.tensor(x), torch.tensor(labels))
+        t = best_ms(steps)
+        line = f"{name:<22}{t['opweave']:>11.2f}{t['numpy']:>10.2f}{t['opweave'] / t['numpy']:>7.1f}x"
+        if torch:
+            line += f"{t['torch']:>10.2f}{t['opweave'] / t['torch']:>9.2f}x"
+        print(line)
+        ow_ops = op_counts(opweave, steps["opweave"])
+        pt_ops = op_counts(torch, steps["torch"]) if torch else None
+        counts.append((name, ow_ops, pt_ops))
+    print("\noperator calls per step: top-level (all, nested included)")
+    for name, ow_ops, pt_ops in counts:
+        line = f"{name:<22} opweave {ow_ops[0]:>4} ({ow_ops[1]:>4})"
+        if pt_ops:
+            line += f"   torch aten {pt_ops[0]:>4} ({pt_ops[1]:>4})"
         print(line)
 
 

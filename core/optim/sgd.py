@@ -63,7 +63,12 @@ class SGD(Optimizer):
                 buf = d_p.clone().detach()
                 state["momentum_buffer"] = buf
             else:
-                buf.mul_(momentum).add_(d_p, alpha=1 - group["dampening"])
+                dampening = group["dampening"]
+                buf.mul_(momentum)
+                if dampening:
+                    buf.add_(d_p, alpha=1 - dampening)
+                else:
+                    buf.add_(d_p)
             d_p = d_p.add(buf, alpha=momentum) if group["nesterov"] else buf
         else:
             state.setdefault("momentum_buffer", None)

@@ -239,3 +239,20 @@ def test_inverse_det_and_solves(seed, n, k, complex_, left):
     upper = bool(seed % 2)
     tri = ow.tensor(np.triu(np.ones((n, n))) if upper else np.tril(np.ones((n, n))), dtype=ow.float64)
     assert gradcheck(lambda x, y: C.linalg_solve_triangular(x * tri, y, upper=upper, left=left), (a, b))
+
+
+@few
+@given(seeds, st.integers(1, 4), st.integers(0, 3), st.booleans(), st.booleans())
+def test_householder_product_gradient(seed, m, extra, complex_, batched):
+    """householder_product (and orgqr/ormqr through it): gradcheck and gradgradcheck in both arguments."""
+    rng = np.random.default_rng(seed)
+    n = max(1, m - extra)
+    k = int(rng.integers(0, n + 1))
+    batch = (2,) if batched else ()
+    a = _matrix(rng, m, n, complex_, batch)
+    tau = rng.standard_normal(batch + (k,)) + (1j * rng.standard_normal(batch + (k,)) if complex_ else 0)
+    A, T = ow.tensor(a, requires_grad=True), ow.tensor(tau, requires_grad=True)
+    assert gradcheck(ow.linalg.householder_product, (A, T))
+    assert ow.autograd.gradgradcheck(ow.linalg.householder_product, (A, T))
+    other = ow.tensor(rng.standard_normal(batch + (m, 2)).astype(a.dtype), requires_grad=True)
+    assert gradcheck(lambda x, t, c: C.ormqr(x, t, c), (A, T, other))

@@ -55,3 +55,28 @@ def unsqueeze_to(g, dims, ndim: int):
     for d in dims:
         g = C.unsqueeze(g, d)
     return g
+
+
+_GRIDS: dict = {}
+
+
+def _cached(key, build):
+    grid = _GRIDS.get(key)
+    if grid is None:
+        grid = build()
+        if grid.numel() <= 1 << 16 and len(_GRIDS) < 256:
+            _GRIDS[key] = grid
+    return grid
+
+
+def iota(n: int, dtype, device):
+    """``arange(n)`` of ``dtype`` on ``device``: cached for small ``n`` (formulas only read it)."""
+    return _cached(("iota", n, dtype, device), lambda: C.arange(n, dtype=dtype, device=device))
+
+
+def row_starts(rows: int, step: int, dtype, device):
+    """``arange(rows) * step`` as a column (rows, 1): where each row of a flattened tensor starts (cached)."""
+    return _cached(
+        ("starts", rows, step, dtype, device),
+        lambda: C.reshape(C.arange(0, rows * step, step, dtype=dtype, device=device), [rows, 1]),
+    )

@@ -6,8 +6,9 @@ and gradients computed from the saved output (no re-exponentiation).
 
 from __future__ import annotations
 
+from ... import _dtype
 from ...refs._nn_utils import reduction_enum
-from ._common import C, conj, formula, unsqueeze_to
+from ._common import C, conj, formula, iota, unsqueeze_to
 
 
 @formula("_softmax", save=(), save_out=True)
@@ -51,28 +52,40 @@ def _linear_saves(needs) -> tuple:
 
 @formula("linear", save=_linear_saves)
 def _linear(ctx, g):
-    """y = x Wᵀ + b: gx = g conj(W), gW = gᵀ conj(x) over the flattened batch, gb = g summed to b's shape."""
-    x, w, _ = ctx.args
+    """y = x Wᵀ + b: gx = g conj(W), gW = gᵀ conj(x) over the flattened batch, gb = g summed over the batch.
+
+    Matrices (the common case) take two ``mm`` and one ``sum``, as PyTorch's ``AddmmBackward0``.
+    """
+    x, w, b = ctx.args
     need = ctx.needs_input_grad
     vector_weight = w.ndim == 1
     g2 = C.unsqueeze(g, -1) if vector_weight else g
-    gx = gw = None
+    gx = gw = gb = None
     if need[0]:
         w2 = C.unsqueeze(w, 0) if vector_weight else w
-        gx = C.matmul(g2, conj(w2))
+        gx = C.mm(g2, conj(w2)) if g2.ndim == 2 else C.matmul(g2, conj(w2))
     if need[1]:
         out_features = g2.shape[-1]
-        gw = C.mm(C.transpose(C.reshape(g2, [-1, out_features]), 0, 1), conj(C.reshape(x, [-1, x.shape[-1]])))
+        rows = g2 if g2.ndim == 2 else C.reshape(g2, [-1, out_features])
+        xs = x if x.ndim == 2 else C.reshape(x, [-1, x.shape[-1]])
+        gw = C.mm(C.transpose(rows, 0, 1), conj(xs))
         if vector_weight:
             gw = C.reshape(gw, [-1])
-    return (gx, gw, g if need[2] else None)
+    if need[2]:
+        batch = g.ndim - b.ndim
+        gb = C.sum(g, list(range(batch))) if batch > 0 else g
+    return (gx, gw, gb)
 
 
 @formula("relu", save=(), save_out=True)
 def _relu(ctx, g):
-    """``threshold_backward``: the gradient where the output is positive, 0 elsewhere."""
+    """``threshold_backward``: the gradient where the output is not 0 (positive or NaN), 0 elsewhere.
+
+    A product with the mask rather than a ``where``: selecting per element costs several times
+    more on CPUs (a branch per element); a NaN or infinite ``g`` where the output is 0 gives NaN.
+    """
     y = ctx.out
-    return (C.where(y <= 0, C.zeros_like(g), g),)
+    return (C.mul(g, C.ne(y, 0).to(g.dtype)),)
 
 
 def _cross_entropy_covered(self, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0) -> bool:
@@ -92,6 +105,8 @@ def _cross_entropy(ctx, g):
     x, target, weight, reduction, ignore_index, _ = ctx.args
     reduction = reduction_enum("cross_entropy_loss", reduction)
     cdim = 0 if x.ndim == 1 else 1
+    if weight is None:
+        return (_unweighted_cross_entropy_grad(x, target, g, reduction, ignore_index, cdim), None, None)
     probs = C.softmax(x, cdim)
     ignore = target == ignore_index
     safe = C.where(ignore, C.zeros_like(target), target).to(x.device)
@@ -106,3 +121,23 @@ def _cross_entropy(ctx, g):
     coef = C.unsqueeze(coef, cdim)
     onehot = C.scatter(C.zeros_like(x), cdim, C.unsqueeze(safe, cdim), coef)
     return (probs * coef - onehot, None, None)
+
+
+def _unweighted_cross_entropy_grad(x, target, g, reduction: int, ignore_index: int, cdim: int):
+    """(softmax(x) - onehot(t)) c, c = g [t ≠ ignore_index] (/ their count for the mean), without a scatter.
+
+    Targets and class numbers are compared as floats (exact: float64 past 2²⁴ classes), so every
+    step is a same-dtype elementwise op; an ignored target matches no class.
+    """
+    classes = x.shape[cdim]
+    exact = _dtype.float64 if x.dtype is _dtype.float64 or classes > 2**24 else _dtype.float32
+    t = target.to(device=x.device, dtype=exact)
+    grid = iota(classes, exact, x.device)
+    if cdim == 1 and x.ndim > 2:
+        grid = C.reshape(grid, [classes] + [1] * (x.ndim - 2))
+    onehot = C.eq(C.unsqueeze(t, cdim), grid).to(x.dtype)
+    valid = C.ne(t, float(ignore_index)).to(x.dtype)
+    coef = valid * (g if g.dtype is x.dtype else g.to(x.dtype))
+    if reduction == 1:
+        coef = coef / C.sum(valid)
+    return (C.softmax(x, cdim) - onehot) * C.unsqueeze(coef, cdim)

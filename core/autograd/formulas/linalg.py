@@ -100,3 +100,47 @@ def _eigh(ctx, grads):
     inner = C.matmul(_h(vectors), g_vectors) / C.where(eye, 1.0, gaps).to(vectors.dtype)
     inner = C.where(eye, C.diag_embed(g_values).to(inner.dtype), inner)
     return (C.matmul(vectors, C.matmul(inner, _h(vectors))),)
+
+
+def _householder_q(A, tau):
+    """``householder_product`` written with differentiable ops: ``(H_1 ... H_k)[:, :n]``, ``H_i = I - τ_i v_i v_iᴴ``.
+
+    ``v_i`` is column i of A below the diagonal with a unit diagonal entry; the reflectors are
+    applied right to left to the first n columns of the identity.
+    """
+    m, n = A.shape[-2], A.shape[-1]
+    eye = C.eye(m, n, dtype=A.dtype, device=A.device)
+    V = C.tril(A, -1) + eye
+    Q = C.expand(eye, list(A.shape))
+    for i in reversed(range(tau.shape[-1])):
+        v = C.narrow(V, -1, i, 1)
+        w = C.matmul(conj(C.transpose(v, -2, -1)), Q)
+        t = C.unsqueeze(C.unsqueeze(C.select(tau, -1, i), -1), -1)
+        Q = Q - t * C.matmul(v, w)
+    return Q
+
+
+@formula("prims::householder_product")
+def _householder_product(ctx, g):
+    """The vector-Jacobian product of :func:`_householder_q`, recomputed with the reflectors as ops.
+
+    Under ``create_graph`` the inputs that require grad take part directly (so the gradient is
+    differentiable again); otherwise detached copies do.
+    """
+    from ..engine import grad
+    from ..grad_mode import enable_grad, is_grad_enabled
+    from ..graph import requires_grad
+
+    A, tau = ctx.args
+    need = ctx.needs_input_grad
+    if tau.shape[-1] == 0:  # no reflector: Q is the identity's first columns, whatever A holds
+        return (C.zeros_like(A) if need[0] else None, C.zeros_like(tau) if need[1] else None)
+    higher = is_grad_enabled()
+    with enable_grad():
+        inputs = [
+            x if higher and requires_grad(x) else x.detach().requires_grad_(bool(n))
+            for x, n in ((A, need[0]), (tau, need[1]))
+        ]
+        wanted = [x for x, n in zip(inputs, need) if n]
+        grads = iter(grad(_householder_q(*inputs), wanted, g, create_graph=higher, allow_unused=True))
+    return tuple(next(grads) if n else None for n in need)

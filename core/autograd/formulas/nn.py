@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ..._factories import from_numpy
-from ._common import C, formula
+from ._common import C, formula, row_starts
 
 
 def _conv_weight_grad(inp, gout, stride, padding, dilation, kernel_shape):
@@ -20,6 +20,20 @@ def _conv_weight_grad(inp, gout, stride, padding, dilation, kernel_shape):
         if w.shape[2 + d] != k:
             w = C.narrow(w, 2 + d, 0, k)
     return w
+
+
+def _conv2d_weight_grad_im2col(inp, gout, stride, padding, dilation, kernel_shape):
+    """d(conv2d)/d(weight) for one group as one GEMM: gout (Cout, N·L) times the input's columns (N·L, Cin·kh·kw).
+
+    The columns are ``im2col`` (``F.unfold``) of the input with the convolution's geometry, so
+    L is the output's number of positions.
+    """
+    n, cin = inp.shape[0], inp.shape[1]
+    cout = gout.shape[1]
+    cols = C.im2col(inp, list(kernel_shape), list(dilation), list(padding), list(stride))  # (N, Cin·k, L)
+    rows = C.reshape(C.transpose(C.reshape(gout, [n, cout, -1]), 0, 1), [cout, -1])
+    cols = C.reshape(C.transpose(cols, 1, 2), [-1, cols.shape[1]])
+    return C.reshape(C.mm(rows, cols), [cout, cin] + list(kernel_shape))
 
 
 @formula("prims::convolution", save=(0, 1))
@@ -37,11 +51,14 @@ def _convolution(ctx, g):
             gx = C.convolution(g, w, None, stride, padding, dilation, True, op, groups)
     if need[1]:
         ksize = list(w.shape[2:])
-        xs = C.chunk(x, groups, 1)
-        gs = C.chunk(g, groups, 1)
+        xs = C.chunk(x, groups, 1) if groups > 1 else (x,)
+        gs = C.chunk(g, groups, 1) if groups > 1 else (g,)
         parts = []
+        im2col = not transposed and spatial == 2 and not x.dtype.is_complex
         for xi, gi in zip(xs, gs):
-            if transposed:
+            if im2col:
+                parts.append(_conv2d_weight_grad_im2col(xi, gi, stride, padding, dilation, ksize))
+            elif transposed:
                 parts.append(_conv_weight_grad(gi, xi, stride, padding, dilation, ksize))
             else:
                 parts.append(_conv_weight_grad(xi, gi, stride, padding, dilation, ksize))
@@ -52,14 +69,23 @@ def _convolution(ctx, g):
 
 
 def _pool_indices_grad(ctx, grads):
-    """Max pooling: the values' gradient goes to the flat spatial positions the indices name."""
+    """Max pooling: the values' gradient added at the flat positions the indices name (one ``index_add``).
+
+    The indices count within a spatial plane; each plane's offset makes them positions of the
+    whole input, so one 1-D ``index_add`` does every plane (and sums windows that overlap).
+    """
     x = ctx.args[0]
     gv, indices = grads[0], ctx.outputs[1]
-    lead = list(x.shape[: x.ndim - len(ctx.args[1])])
-    flat_x = C.zeros(lead + [math.prod(x.shape[len(lead) :])], dtype=gv.dtype, device=gv.device)
-    flat_i = C.reshape(indices, lead + [-1])
-    flat_g = C.reshape(gv, lead + [-1])
-    return (C.reshape(C.scatter_add(flat_x, len(lead), flat_i, flat_g), list(x.shape)),)
+    spatial = len(ctx.args[1])
+    lead = list(x.shape[: x.ndim - spatial])
+    plane = math.prod(x.shape[len(lead) :])
+    rows = math.prod(lead)
+    flat_i = C.reshape(indices, [rows, -1])
+    if rows > 1:
+        flat_i = flat_i + row_starts(rows, plane, indices.dtype, indices.device)
+    total = C.zeros([rows * plane], dtype=gv.dtype, device=gv.device)
+    flat = C.index_add(total, 0, C.reshape(flat_i, [-1]), C.reshape(gv, [-1]))
+    return (C.reshape(flat, list(x.shape)),)
 
 
 formula("prims::max_pool", save=(), save_out=True)(_pool_indices_grad)

@@ -8,6 +8,7 @@ from opweave.prims.conv import pool_output_size
 
 from . import _onednn_path as dnnl
 from ._common import native, wrap
+from .training import tiling_max_pool
 
 _O, _K = "xyz", "uvw"  # einsum letters for output positions and kernel offsets
 
@@ -172,6 +173,9 @@ def _pool_dims(shape, kernel_size, stride, padding, dilation, ceil_mode):
 
 def max_pool(self, kernel_size, stride, padding, dilation, ceil_mode):
     """Max pooling with flat indices."""
+    fast = tiling_max_pool(self, kernel_size, stride, padding, dilation, ceil_mode)
+    if fast is not None:
+        return wrap(fast[0], self.dtype), wrap(fast[1])
     x = native(self)
     if self.dtype.itemsize == 2 and self.dtype.is_floating_point:
         x = x.astype(np.float32)

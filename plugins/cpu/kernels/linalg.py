@@ -33,7 +33,8 @@ def mm(a, b):
     x, y = native(a), native(b)
     if a.dtype.itemsize == 2 and a.dtype.is_floating_point:
         x, y = x.astype(np.float32), y.astype(np.float32)
-    return _out(np.matmul(x, y), a.dtype)
+    r = np.matmul(x, y)  # a fresh C-contiguous array: no copy unless the dtype changes
+    return wrap(r if r.dtype == a.dtype.numpy else r.astype(a.dtype.numpy), a.dtype)
 
 
 def svd(A, full_matrices):

@@ -1,0 +1,174 @@
+"""Direct CPU kernels for the hot ops of a training step: ``linear``, ``relu``, in-place updates, tiling max pooling.
+
+``linear`` of a matrix input, a matrix weight and an optional vector bias of one dtype
+(float32/float64) is one ``matmul`` with the weight's transposed view and the bias added
+into that fresh product — the decomposition's ``mm(x, wᵀ) + b`` in one call.
+
+``relu`` is ``np.maximum(x, 0)`` for float32/float64 (NaN stays NaN, ``-0.0`` gives ``0.0``, as the
+decomposition's ``where(x <= 0, 0, x)``): NumPy's ``where`` branches per element, which on a
+random sign pattern costs ten times a ``maximum``. Other dtypes decline to the decomposition.
+
+``add_``/``sub_``/``mul_``/``div_`` (what an optimizer step is made of) write into ``self``'s
+memory with one NumPy ufunc, where the decomposition computes a new tensor and copies it back:
+``self`` float32/float64 without internal overlap, ``other`` a Python number or a tensor of
+``self``'s dtype broadcasting to ``self``'s shape (``alpha`` rounded to the dtype first, as the
+decomposition's ``other * alpha``); anything else declines. NumPy buffers an operand that
+overlaps ``self``, so the result is the out-of-place one's. The binding bumps the version counter.
+
+:func:`tiling_max_pool` is the fast case of ``prims::max_pool``: windows that tile the input
+(stride = kernel, no padding, no dilation, sizes divisible by the kernel), float32/float64,
+no NaN. The windows are a reshape of the input, so one ``argmax`` finds every window's first
+maximum (PyTorch's rule when there is no NaN); any other call returns None and the general
+gathered-window kernel runs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import opweave
+from opweave.backends.kernel import Decline
+
+from .._backend import wrap_same
+from ._common import native
+
+_FAST_DTYPES = frozenset({opweave.float32, opweave.float64})
+_LARGEST = {dtype: float(np.finfo(dtype.numpy).max) for dtype in _FAST_DTYPES}
+Tensor = opweave.Tensor
+
+
+def _linear(input, weight, bias=None):  # noqa: A002 - PyTorch's argument name
+    """linear for float32/float64 matrices with an optional vector bias (else the decomposition)."""
+    dtype = input._dtype
+    if (
+        dtype not in _FAST_DTYPES
+        or weight._dtype is not dtype
+        or len(input._shape) != 2
+        or len(weight._shape) != 2
+        or input._shape[1] != weight._shape[1]
+        or (bias is not None and (bias._dtype is not dtype or tuple(bias._shape) != (weight._shape[0],)))
+    ):
+        raise Decline("not float32/float64 matrices with a vector bias")
+    out = np.matmul(native(input), native(weight).T)
+    if bias is not None:
+        with np.errstate(all="ignore"):
+            np.add(out, native(bias), out=out)
+    return wrap_same(out, dtype)
+
+
+def _relu(self):
+    """relu for float32/float64 (else the decomposition)."""
+    dtype = self.dtype
+    if dtype not in _FAST_DTYPES:
+        raise Decline("not float32/float64")
+    return wrap_same(np.maximum(native(self), dtype.numpy.type(0)), dtype)
+
+
+def _operand(x, y, dtype):
+    """``y`` as a NumPy operand for an in-place update of ``x``, or None (decline)."""
+    if isinstance(y, Tensor):
+        if y._wrapped_number:
+            y = y._native.item()
+        elif y._dtype is dtype and (y._shape == x._shape or _broadcasts_to(tuple(y._shape), tuple(x._shape))):
+            return native(y)
+        else:
+            return None
+    if type(y) in (int, float, bool) and -_LARGEST[dtype] <= y <= _LARGEST[dtype]:
+        return y
+    return None
+
+
+def _broadcasts_to(small: tuple, big: tuple) -> bool:
+    if len(small) > len(big):
+        return False
+    return all(s in (1, b) for s, b in zip(small[::-1], big[::-1]))
+
+
+def _inplace(name: str, ufunc, takes_alpha: bool):
+    def kernel(x, y, *rest):
+        dtype = x._dtype
+        if dtype not in _FAST_DTYPES:
+            raise Decline(f"{name}: not float32/float64")
+        a = native(x)
+        if not (a.flags.c_contiguous or a.flags.f_contiguous):
+            raise Decline(f"{name}: self is not dense")
+        b = _operand(x, y, dtype)
+        if b is None:
+            raise Decline(f"{name}: other is not a number or a same-dtype broadcastable tensor")
+        alpha = rest[0] if takes_alpha and rest else 1
+        with np.errstate(all="ignore"):
+            if not (type(alpha) is int and alpha == 1):
+                if type(alpha) not in (int, float, bool) or isinstance(b, (int, float, bool)):
+                    raise Decline(f"{name}: alpha beside a number")
+                b = np.multiply(b, dtype.numpy.type(alpha))
+            ufunc(a, b, out=a)
+        return x
+
+    kernel.__name__ = kernel.__qualname__ = f"_{name.replace('.', '_')}"
+    kernel.__doc__ = f"{name} in place for float32/float64 (else the decomposition)."
+    return kernel
+
+
+def _tiles(shape, kernel_size, stride, padding, dilation, ceil_mode) -> bool:
+    d = len(kernel_size)
+    if len(shape) < d or any(p != 0 for p in padding) or any(dl != 1 for dl in dilation):
+        return False
+    stride = tuple(stride) or tuple(kernel_size)
+    if tuple(stride) != tuple(kernel_size) or len(stride) != d:
+        return False
+    spatial = shape[len(shape) - d :]
+    return all(n % k == 0 and n > 0 for n, k in zip(spatial, kernel_size))
+
+
+def tiling_max_pool(self, kernel_size, stride, padding, dilation, ceil_mode):
+    """(values, flat indices) as NumPy arrays when the windows tile the input, else None.
+
+    One strided slice per kernel offset, in window order: a later offset takes over only where it
+    is strictly greater (the first maximum wins); the values are then read at the chosen indices.
+    """
+    dtype = self.dtype
+    if dtype not in _FAST_DTYPES or not _tiles(self.shape, kernel_size, stride, padding, dilation, ceil_mode):
+        return None
+    x = native(self)
+    d = len(kernel_size)
+    lead = x.shape[: x.ndim - d]
+    spatial = x.shape[x.ndim - d :]
+    outs = tuple(n // k for n, k in zip(spatial, kernel_size))
+    offsets = list(np.ndindex(*kernel_size))
+    best = None
+    local = np.zeros(lead + outs, np.intp)
+    with np.errstate(invalid="ignore"):
+        for j, offset in enumerate(offsets):
+            part = x[(Ellipsis, *(slice(o, None, k) for o, k in zip(offset, kernel_size)))]
+            if best is None:
+                best = part.copy()
+                continue
+            greater = part > best
+            np.maximum(best, part, out=best)
+            local += greater * (j - local)
+    if np.isnan(best).any():  # PyTorch picks the last NaN of a window: the general kernel
+        return None
+    plane = np.cumprod((1,) + spatial[::-1])[::-1][1:]  # row-major strides of a spatial plane
+    table = np.array([sum(int(o) * int(p) for o, p in zip(offset, plane)) for offset in offsets], np.int64)
+    base = np.zeros(outs, np.int64)
+    for i in range(d):
+        step = np.arange(outs[i], dtype=np.int64) * (kernel_size[i] * int(plane[i]))
+        base = base + step.reshape((-1,) + (1,) * (d - 1 - i))
+    flat = base + table[local]
+    size = math.prod(spatial)
+    starts = np.arange(math.prod(lead), dtype=np.int64).reshape(lead + (1,) * d) * size
+    values = np.ascontiguousarray(x).reshape(-1).take(flat + starts)
+    return values, flat
+
+
+KERNELS = {
+    "linear": _linear,
+    "relu": _relu,
+    "add_.Tensor": _inplace("add_.Tensor", np.add, True),
+    "sub_.Tensor": _inplace("sub_.Tensor", np.subtract, True),
+    "mul_.Tensor": _inplace("mul_.Tensor", np.multiply, False),
+    "mul_.Scalar": _inplace("mul_.Scalar", np.multiply, False),
+    "div_.Tensor": _inplace("div_.Tensor", np.true_divide, False),
+    "div_.Scalar": _inplace("div_.Scalar", np.true_divide, False),
+}
