@@ -74,6 +74,16 @@ INPLACE_OPERATORS = {
 UNARY_OPERATORS = {"__neg__": "neg", "__pos__": "positive", "__abs__": "abs", "__invert__": "bitwise_not"}
 
 
+# Every generated method and operator first checks that ``self`` is a Tensor: called unbound on something else
+# (``Tensor.__add__(2, t)``, ``Tensor.add(2, t)``) it raises PyTorch's TypeError instead of computing. The check
+# is ``type(self) is Tensor`` (one identity test) with ``isinstance`` only for subclasses and the error.
+
+
+def not_a_tensor(name: str, self: object) -> TypeError:
+    """The TypeError of a Tensor method or operator ``name`` called unbound with a non-Tensor ``self``."""
+    return TypeError(f"descriptor '{name}' requires an opweave.Tensor object but received '{type(self).__name__}'")
+
+
 def _binary(packet, reflected: bool):
     tensor_overload = packet.overloads.get("Tensor") or next(iter(packet.overloads.values()))
     entry = tensor_overload._entry
@@ -81,21 +91,27 @@ def _binary(packet, reflected: bool):
     if reflected:
 
         def operator(self, other):
-            if not isinstance(self, Tensor):  # called unbound, Tensor.__radd__(2, t): PyTorch's TypeError
-                raise TypeError(
-                    f"descriptor '{operator.__name__}' requires an opweave.Tensor object but received "
-                    f"'{type(self).__name__}'"
-                )
+            if type(self) is not Tensor and not isinstance(self, Tensor):
+                raise not_a_tensor(operator.__name__, self)
             if isinstance(other, _OPERAND_TYPES):
                 return entry(other, self) if isinstance(other, Tensor) else packet(_scalar_like(other, self), self)
             return NotImplemented
 
         operator.__doc__ = f"Reflected operand: ``other {packet.name} self`` (see :func:`opweave.{packet.name}`)."
     elif packet.name not in ("eq", "ne"):
-        return entry  # the generated entry is the operator: unsupported operands raise TypeError naming the op
+
+        def operator(self, other):
+            # the generated entry does the rest: unsupported operands raise TypeError naming the op
+            if type(self) is Tensor or isinstance(self, Tensor):
+                return entry(self, other)
+            raise not_a_tensor(operator.__name__, self)
+
+        operator.__doc__ = entry.__doc__
     else:
 
         def operator(self, other):
+            if type(self) is not Tensor and not isinstance(self, Tensor):
+                raise not_a_tensor(operator.__name__, self)
             if isinstance(other, _OPERAND_TYPES):
                 return entry(self, other)
             return NotImplemented
@@ -113,6 +129,8 @@ def _scalar_like(value, like: Tensor):
 
 def _inplace(packet):
     def operator(self, other):
+        if type(self) is not Tensor and not isinstance(self, Tensor):
+            raise not_a_tensor(operator.__name__, self)
         packet(self, other)
         return self
 
@@ -122,7 +140,9 @@ def _inplace(packet):
 
 def _unary(packet):
     def operator(self):
-        return packet(self)
+        if type(self) is Tensor or isinstance(self, Tensor):
+            return packet(self)
+        raise not_a_tensor(operator.__name__, self)
 
     operator.__doc__ = f"``self.{packet.name}()`` (see :func:`opweave.{packet.name}`)."
     return operator
@@ -130,7 +150,9 @@ def _unary(packet):
 
 def _method(packet):
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-        return packet(self, *args, **kwargs)
+        if type(self) is Tensor or isinstance(self, Tensor):
+            return packet(self, *args, **kwargs)
+        raise not_a_tensor(method.__name__, self)
 
     method.__name__ = packet.name
     method.__qualname__ = f"Tensor.{packet.name}"
