@@ -603,7 +603,11 @@ def as_strided_scatter(self, src, size, stride, storage_offset=None):
 
 
 def narrow_copy(self, dim, start, length):
-    """A contiguous copy of ``narrow(self, dim, start, length)``."""
+    """A contiguous copy of ``narrow(self, dim, start, length)``.
+
+    A ``dim`` out of range is an IndexError either side of the range (PyTorch: RuntimeError at or above
+    the rank; see ``docs/differences.md``).
+    """
     return contiguous_copy(narrow(self, dim, start, length))
 
 
