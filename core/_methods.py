@@ -18,6 +18,7 @@ from ._indexing import __getitem__, __setitem__
 from ._ops import canonical, prims
 from ._plans import note_unplannable
 from ._tensor import Tensor
+from ._unbound import guard, not_a_tensor
 
 _OPERAND_TYPES = (Tensor, int, float, bool, complex, np.generic)
 
@@ -74,17 +75,15 @@ INPLACE_OPERATORS = {
 UNARY_OPERATORS = {"__neg__": "neg", "__pos__": "positive", "__abs__": "abs", "__invert__": "bitwise_not"}
 
 
-# Every generated method and operator first checks that ``self`` is a Tensor: called unbound on something else
-# (``Tensor.__add__(2, t)``, ``Tensor.add(2, t)``) it raises PyTorch's TypeError instead of computing. The check
-# is ``type(self) is Tensor`` (one identity test) with ``isinstance`` only for subclasses and the error.
+# Called unbound on something else than a Tensor (``Tensor.__add__(2, t)``, ``Tensor.add(2, t)``), every
+# generated method and operator raises PyTorch's TypeError instead of computing. The Python wrappers check
+# ``type(self) is Tensor`` (one identity test; ``isinstance`` only for subclasses and the error); the forward
+# binary operators that are the generated entries themselves are guarded by Tensor's metaclass instead, at no
+# cost per call (see ``_unbound``). ``__or__`` is not: ``type.__or__`` makes ``Tensor | None`` annotations.
+_CLASS_GUARDED = frozenset(d for d, (n, r) in BINARY_OPERATORS.items() if not r and n not in ("eq", "ne")) - {"__or__"}
 
 
-def not_a_tensor(name: str, self: object) -> TypeError:
-    """The TypeError of a Tensor method or operator ``name`` called unbound with a non-Tensor ``self``."""
-    return TypeError(f"descriptor '{name}' requires an opweave.Tensor object but received '{type(self).__name__}'")
-
-
-def _binary(packet, reflected: bool):
+def _binary(packet, reflected: bool, dunder: str):
     tensor_overload = packet.overloads.get("Tensor") or next(iter(packet.overloads.values()))
     entry = tensor_overload._entry
 
@@ -98,10 +97,11 @@ def _binary(packet, reflected: bool):
             return NotImplemented
 
         operator.__doc__ = f"Reflected operand: ``other {packet.name} self`` (see :func:`opweave.{packet.name}`)."
+    elif dunder in _CLASS_GUARDED:
+        return entry  # the generated entry is the operator: unsupported operands raise TypeError naming the op
     elif packet.name not in ("eq", "ne"):
 
         def operator(self, other):
-            # the generated entry does the rest: unsupported operands raise TypeError naming the op
             if type(self) is Tensor or isinstance(self, Tensor):
                 return entry(self, other)
             raise not_a_tensor(operator.__name__, self)
@@ -199,13 +199,15 @@ def install(namespace: dict) -> None:
         if first and first[0].name == "self" and first[0].type.name == "Tensor" and not hasattr(Tensor, name):
             setattr(Tensor, name, _method(packet))
     operators = [
-        (d, _binary(canonical._packets[n], r)) for d, (n, r) in BINARY_OPERATORS.items() if n in canonical._packets
+        (d, _binary(canonical._packets[n], r, d)) for d, (n, r) in BINARY_OPERATORS.items() if n in canonical._packets
     ]
     operators += [(d, _inplace(canonical._packets[n])) for d, n in INPLACE_OPERATORS.items() if n in canonical._packets]
     operators += [(d, _unary(canonical._packets[n])) for d, n in UNARY_OPERATORS.items() if n in canonical._packets]
     for dunder, operator in operators:
         _name_operator(operator, dunder)
         setattr(Tensor, dunder, operator)
+        if dunder in _CLASS_GUARDED:
+            guard(Tensor, dunder)
     Tensor.__hash__ = object.__hash__
 
 

@@ -218,6 +218,30 @@ def test_operators_and_methods_unbound_on_a_tensor_or_subclass_compute():
     np.testing.assert_array_equal(_values(D.Tensor.__mul__(p, 2).detach()), [2.0, 4.0])
     np.testing.assert_array_equal(_values(D.Tensor.__neg__(p).detach()), [-1.0, -2.0])
     assert D.Tensor.__eq__(t, "text") is NotImplemented
+    assert (D.Tensor | None) is not None  # the class itself still makes type unions
+
+
+def test_guarded_operators_stay_assignable_and_overridable():
+    """Tensor's metaclass guards class-level access only: setting, deleting and overriding work as usual."""
+    entry = vars(D.Tensor)["__sub__"]
+
+    def replaced(self, other):
+        return "replaced"
+
+    D.Tensor.__sub__ = replaced
+    try:
+        assert vars(D.Tensor)["__sub__"] is replaced
+        assert D.tensor([1]) - 1 == "replaced"
+        assert D.Tensor.__sub__(D.tensor([1]), 1) == "replaced"
+    finally:
+        D.Tensor.__sub__ = entry
+    np.testing.assert_array_equal(_values(D.tensor([3]) - 1), [2])
+
+    class Sub(D.nn.Parameter):
+        def __add__(self, other):
+            return "own"
+
+    assert Sub.__add__(None, 1) == "own"  # a subclass's own operator comes first, unchecked as Python's
 
 
 def test_reflected_operators_still_work():
