@@ -211,3 +211,11 @@ def test_dtype_functions_and_info():
     assert set(info.dtypes(kind="real floating")) == {"float32", "float64"}
     assert info.default_device() in info.devices()
     assert info.capabilities()["boolean indexing"] is True
+
+
+@given(arrays(("uint8", "int8"), min_dims=1, max_dims=2))
+def test_prod_in_a_requested_small_integer_dtype(a):
+    """``dtype=`` is the result's dtype, also below int64 (PyTorch's prod would widen to int64)."""
+    got = xp.prod(to_ow(a), dtype=xp.asarray(a).dtype)
+    assert got.dtype.name == a.dtype.name
+    check(got, np.prod(a, dtype=a.dtype))
