@@ -18,6 +18,7 @@ from ._indexing import __getitem__, __setitem__
 from ._ops import canonical, prims
 from ._plans import note_unplannable
 from ._tensor import Tensor
+from ._unbound import guard, not_a_tensor
 
 _OPERAND_TYPES = (Tensor, int, float, bool, complex, np.generic)
 
@@ -74,28 +75,43 @@ INPLACE_OPERATORS = {
 UNARY_OPERATORS = {"__neg__": "neg", "__pos__": "positive", "__abs__": "abs", "__invert__": "bitwise_not"}
 
 
-def _binary(packet, reflected: bool):
+# Called unbound on something else than a Tensor (``Tensor.__add__(2, t)``, ``Tensor.add(2, t)``), every
+# generated method and operator raises PyTorch's TypeError instead of computing. The Python wrappers check
+# ``type(self) is Tensor`` (one identity test; ``isinstance`` only for subclasses and the error); the forward
+# binary operators that are the generated entries themselves are guarded by Tensor's metaclass instead, at no
+# cost per call (see ``_unbound``). ``__or__`` is not: ``type.__or__`` makes ``Tensor | None`` annotations.
+_CLASS_GUARDED = frozenset(d for d, (n, r) in BINARY_OPERATORS.items() if not r and n not in ("eq", "ne")) - {"__or__"}
+
+
+def _binary(packet, reflected: bool, dunder: str):
     tensor_overload = packet.overloads.get("Tensor") or next(iter(packet.overloads.values()))
     entry = tensor_overload._entry
 
     if reflected:
 
         def operator(self, other):
-            if not isinstance(self, Tensor):  # called unbound, Tensor.__radd__(2, t): PyTorch's TypeError
-                raise TypeError(
-                    f"descriptor '{operator.__name__}' requires an opweave.Tensor object but received "
-                    f"'{type(self).__name__}'"
-                )
+            if type(self) is not Tensor and not isinstance(self, Tensor):
+                raise not_a_tensor(operator.__name__, self)
             if isinstance(other, _OPERAND_TYPES):
                 return entry(other, self) if isinstance(other, Tensor) else packet(_scalar_like(other, self), self)
             return NotImplemented
 
         operator.__doc__ = f"Reflected operand: ``other {packet.name} self`` (see :func:`opweave.{packet.name}`)."
-    elif packet.name not in ("eq", "ne"):
+    elif dunder in _CLASS_GUARDED:
         return entry  # the generated entry is the operator: unsupported operands raise TypeError naming the op
+    elif packet.name not in ("eq", "ne"):
+
+        def operator(self, other):
+            if type(self) is Tensor or isinstance(self, Tensor):
+                return entry(self, other)
+            raise not_a_tensor(operator.__name__, self)
+
+        operator.__doc__ = entry.__doc__
     else:
 
         def operator(self, other):
+            if type(self) is not Tensor and not isinstance(self, Tensor):
+                raise not_a_tensor(operator.__name__, self)
             if isinstance(other, _OPERAND_TYPES):
                 return entry(self, other)
             return NotImplemented
@@ -113,6 +129,8 @@ def _scalar_like(value, like: Tensor):
 
 def _inplace(packet):
     def operator(self, other):
+        if type(self) is not Tensor and not isinstance(self, Tensor):
+            raise not_a_tensor(operator.__name__, self)
         packet(self, other)
         return self
 
@@ -122,7 +140,9 @@ def _inplace(packet):
 
 def _unary(packet):
     def operator(self):
-        return packet(self)
+        if type(self) is Tensor or isinstance(self, Tensor):
+            return packet(self)
+        raise not_a_tensor(operator.__name__, self)
 
     operator.__doc__ = f"``self.{packet.name}()`` (see :func:`opweave.{packet.name}`)."
     return operator
@@ -130,7 +150,9 @@ def _unary(packet):
 
 def _method(packet):
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-        return packet(self, *args, **kwargs)
+        if type(self) is Tensor or isinstance(self, Tensor):
+            return packet(self, *args, **kwargs)
+        raise not_a_tensor(method.__name__, self)
 
     method.__name__ = packet.name
     method.__qualname__ = f"Tensor.{packet.name}"
@@ -177,13 +199,15 @@ def install(namespace: dict) -> None:
         if first and first[0].name == "self" and first[0].type.name == "Tensor" and not hasattr(Tensor, name):
             setattr(Tensor, name, _method(packet))
     operators = [
-        (d, _binary(canonical._packets[n], r)) for d, (n, r) in BINARY_OPERATORS.items() if n in canonical._packets
+        (d, _binary(canonical._packets[n], r, d)) for d, (n, r) in BINARY_OPERATORS.items() if n in canonical._packets
     ]
     operators += [(d, _inplace(canonical._packets[n])) for d, n in INPLACE_OPERATORS.items() if n in canonical._packets]
     operators += [(d, _unary(canonical._packets[n])) for d, n in UNARY_OPERATORS.items() if n in canonical._packets]
     for dunder, operator in operators:
         _name_operator(operator, dunder)
         setattr(Tensor, dunder, operator)
+        if dunder in _CLASS_GUARDED:
+            guard(Tensor, dunder)
     Tensor.__hash__ = object.__hash__
 
 

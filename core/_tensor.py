@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from . import _dtype, _hooks, _keys
 from ._device import device as _device_cls
+from ._unbound import TensorType
 
 if TYPE_CHECKING:
     import numpy as np
@@ -75,7 +76,7 @@ def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-class Tensor:
+class Tensor(metaclass=TensorType):
     """A multi-dimensional array on some device. See the module docstring."""
 
     __slots__ = (

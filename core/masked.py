@@ -12,7 +12,8 @@ strided layout, as ``torch.masked`` returns for strided inputs; sparse layouts a
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from . import _dtype
 from ._ops import canonical
@@ -41,7 +42,6 @@ __all__ = [
     "normalize",
 ]
 
-_builtin_sum = sum
 _SMALL_INTEGRAL = (_dtype.uint8, _dtype.bool_, _dtype.int8, _dtype.int16, _dtype.int32)
 
 
@@ -109,128 +109,196 @@ def _combine(op: str, input: Tensor, mask, ord=None) -> Tensor:  # noqa: A002
     return canonical.where(keep, input, fill)
 
 
-def _sum_dtype(input: Tensor, dtype):
+def _sum_dtype(input: Tensor, dtype):  # noqa: A002
     if dtype is not None:
         return dtype
     return _dtype.int64 if input.dtype in _SMALL_INTEGRAL else input.dtype
 
 
-def sum(
-    input: Tensor,
-    dim: int | Sequence[int] | None = None,
-    *,
-    keepdim: bool = False,
-    dtype: _dtype.dtype | None = None,
-    mask: Tensor | None = None,
-) -> Tensor:  # noqa: A001,A002
-    """Sum of the kept elements over ``dim`` (all when None); integral inputs sum in int64."""
-    dims = _canonical_dim(dim, input.ndim)
-    return canonical.sum(_combine("sum", input, mask), list(dims), bool(keepdim), dtype=_sum_dtype(input, dtype))
+# -- declarations ------------------------------------------------------------------------------------------
+# Most masked ops share one of two signatures; each is declared below as its name, a short body and a docstring,
+# and :func:`_dim_reduction` / :func:`_along_dim` give it the public signature (``torch.masked``'s).
 
 
-def prod(
-    input: Tensor,
-    dim: int | Sequence[int] | None = None,
-    *,
-    keepdim: bool = False,
-    dtype: _dtype.dtype | None = None,
-    mask: Tensor | None = None,
-) -> Tensor:  # noqa: A002
-    """Product of the kept elements over ``dim`` (all when None); integral inputs multiply in int64."""
+class DimReduction(Protocol):
+    """A masked reduction over ``dim`` (all dims when None): ``sum``, ``prod``, ``amax`` ..."""
+
+    def __call__(
+        self,
+        input: Tensor,  # noqa: A002
+        dim: int | Sequence[int] | None = None,
+        *,
+        keepdim: bool = False,
+        dtype: _dtype.dtype | None = None,
+        mask: Tensor | None = None,
+    ) -> Tensor: ...
+
+
+class AlongDim(Protocol):
+    """A masked op along one ``dim`` that keeps the input's shape: ``softmax``, ``cumsum`` ..."""
+
+    def __call__(
+        self,
+        input: Tensor,  # noqa: A002
+        dim: int,
+        *,
+        dtype: _dtype.dtype | None = None,
+        mask: Tensor | None = None,
+    ) -> Tensor: ...
+
+
+class Variance(Protocol):
+    """A masked ``var``/``std`` over ``dim`` with Bessel's ``correction``."""
+
+    def __call__(
+        self,
+        input: Tensor,  # noqa: A002
+        dim: int | Sequence[int] | None = None,
+        unbiased: bool | None = None,
+        *,
+        correction: float | None = None,
+        keepdim: bool = False,
+        dtype: _dtype.dtype | None = None,
+        mask: Tensor | None = None,
+    ) -> Tensor: ...
+
+
+def _named(fn, name: str, doc: str):
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+def _dim_reduction(name: str, body: Callable[[Tensor, Any, bool, Any, Any], Tensor], doc: str) -> DimReduction:
+    """The public masked reduction ``name``: ``body(input, dim, keepdim, dtype, mask)`` under PyTorch's signature."""
+
+    def reduction(
+        input: Tensor,  # noqa: A002
+        dim: int | Sequence[int] | None = None,
+        *,
+        keepdim: bool = False,
+        dtype: _dtype.dtype | None = None,
+        mask: Tensor | None = None,
+    ) -> Tensor:
+        return body(input, dim, bool(keepdim), dtype, mask)
+
+    return _named(reduction, name, doc)
+
+
+def _identity_reduction(name: str, op, canonical_dims: bool = True) -> Callable[..., Tensor]:
+    """``op(input with masked-out elements at name's identity, dim, keepdim)`` in ``dtype`` (the input's)."""
+
+    def body(input, dim, keepdim, dtype, mask):  # noqa: A002
+        dims = list(_canonical_dim(dim, input.ndim)) if canonical_dims else dim
+        return op(_combine(name, input, mask), dims, keepdim).to(input.dtype if dtype is None else dtype)
+
+    return body
+
+
+def _along_dim(name: str, identity: str, body: Callable[[Tensor, int, Any], Tensor], doc: str) -> AlongDim:
+    """The public masked op ``name`` along one dim: ``body(input at identity's fill, dim, dtype)``."""
+
+    def along_dim(
+        input: Tensor,  # noqa: A002
+        dim: int,
+        *,
+        dtype: _dtype.dtype | None = None,
+        mask: Tensor | None = None,
+    ) -> Tensor:
+        dtype = input.dtype if dtype is None else dtype
+        d = _canonical_dim(dim, input.ndim)[0]
+        return body(_combine(identity, input, mask), d, dtype)
+
+    return _named(along_dim, name, doc)
+
+
+def _sum(input, dim, keepdim, dtype, mask):  # noqa: A002
+    dims = list(_canonical_dim(dim, input.ndim))
+    return canonical.sum(_combine("sum", input, mask), dims, keepdim, dtype=_sum_dtype(input, dtype))
+
+
+def _prod(input, dim, keepdim, dtype, mask):  # noqa: A002
     dims = _canonical_dim(dim, input.ndim)
     result = _combine("prod", input, mask).to(_sum_dtype(input, dtype))
     if not dims and input.ndim == 0:
         return result
     for d in reversed(dims):
-        result = canonical.prod(result, d, bool(keepdim))
+        result = canonical.prod(result, d, keepdim)
     return result
 
 
-def cumsum(input: Tensor, dim: int, *, dtype: _dtype.dtype | None = None, mask: Tensor | None = None) -> Tensor:  # noqa: A002
-    """Cumulative sum along ``dim`` in which masked-out elements count as 0."""
-    dtype = input.dtype if dtype is None else dtype
-    d = _canonical_dim(dim, input.ndim)[0]
-    return canonical.cumsum(_combine("cumsum", input, mask), d, dtype=dtype).to(dtype)
-
-
-def cumprod(input: Tensor, dim: int, *, dtype: _dtype.dtype | None = None, mask: Tensor | None = None) -> Tensor:  # noqa: A002
-    """Cumulative product along ``dim`` in which masked-out elements count as 1."""
-    dtype = input.dtype if dtype is None else dtype
-    d = _canonical_dim(dim, input.ndim)[0]
-    return canonical.cumprod(_combine("cumprod", input, mask), d, dtype=dtype).to(dtype)
-
-
-def amax(
-    input: Tensor,
-    dim: int | Sequence[int] | None = None,
-    *,
-    keepdim: bool = False,
-    dtype: _dtype.dtype | None = None,
-    mask: Tensor | None = None,
-) -> Tensor:  # noqa: A002
-    """Maximum of the kept elements over ``dim`` (-inf, or the dtype's minimum, where none is kept)."""
-    dtype = input.dtype if dtype is None else dtype
-    dims = _canonical_dim(dim, input.ndim)
-    return canonical.amax(_combine("amax", input, mask), list(dims), bool(keepdim)).to(dtype)
-
-
-def amin(
-    input: Tensor,
-    dim: int | Sequence[int] | None = None,
-    *,
-    keepdim: bool = False,
-    dtype: _dtype.dtype | None = None,
-    mask: Tensor | None = None,
-) -> Tensor:  # noqa: A002
-    """Minimum of the kept elements over ``dim`` (+inf, or the dtype's maximum, where none is kept)."""
-    dtype = input.dtype if dtype is None else dtype
-    dims = _canonical_dim(dim, input.ndim)
-    return canonical.amin(_combine("amin", input, mask), list(dims), bool(keepdim)).to(dtype)
-
-
-def argmax(
-    input: Tensor,
-    dim: int | Sequence[int] | None = None,
-    *,
-    keepdim: bool = False,
-    dtype: _dtype.dtype | None = None,
-    mask: Tensor | None = None,
-) -> Tensor:  # noqa: A002
-    """Index of the largest kept element along ``dim`` (flattened when None), in ``dtype`` (input's by default)."""
-    dtype = input.dtype if dtype is None else dtype
-    return canonical.argmax(_combine("argmax", input, mask), dim, bool(keepdim)).to(dtype)
-
-
-def argmin(
-    input: Tensor,
-    dim: int | Sequence[int] | None = None,
-    *,
-    keepdim: bool = False,
-    dtype: _dtype.dtype | None = None,
-    mask: Tensor | None = None,
-) -> Tensor:  # noqa: A002
-    """Index of the smallest kept element along ``dim`` (flattened when None), in ``dtype`` (input's by default)."""
-    dtype = input.dtype if dtype is None else dtype
-    return canonical.argmin(_combine("argmin", input, mask), dim, bool(keepdim)).to(dtype)
-
-
-def _count(input: Tensor, dim, keepdim: bool, mask) -> Tensor:
+def _count(input: Tensor, dim, keepdim: bool, mask) -> Tensor:  # noqa: A002
     keep = _input_mask(input, mask)
     return canonical.sum(keep, list(_canonical_dim(dim, input.ndim)), bool(keepdim))
 
 
-def mean(
-    input: Tensor,
-    dim: int | Sequence[int] | None = None,
-    *,
-    keepdim: bool = False,
-    dtype: _dtype.dtype | None = None,
-    mask: Tensor | None = None,
-) -> Tensor:  # noqa: A002
-    """Mean of the kept elements over ``dim`` (NaN where none is kept)."""
-    dtype = input.dtype if dtype is None else dtype
-    total = sum(input, dim, keepdim=keepdim, dtype=dtype, mask=mask)
+def _mean(input, dim, keepdim, dtype, mask):  # noqa: A002
+    total = sum(input, dim, keepdim=keepdim, dtype=input.dtype if dtype is None else dtype, mask=mask)
     return canonical.div(total, _count(input, dim, keepdim, mask))
+
+
+sum = _dim_reduction(  # noqa: A001
+    "sum", _sum, "Sum of the kept elements over ``dim`` (all when None); integral inputs sum in int64."
+)
+prod = _dim_reduction(
+    "prod", _prod, "Product of the kept elements over ``dim`` (all when None); integral inputs multiply in int64."
+)
+amax = _dim_reduction(
+    "amax",
+    _identity_reduction("amax", canonical.amax),
+    "Maximum of the kept elements over ``dim`` (-inf, or the dtype's minimum, where none is kept).",
+)
+amin = _dim_reduction(
+    "amin",
+    _identity_reduction("amin", canonical.amin),
+    "Minimum of the kept elements over ``dim`` (+inf, or the dtype's maximum, where none is kept).",
+)
+argmax = _dim_reduction(
+    "argmax",
+    _identity_reduction("argmax", canonical.argmax, canonical_dims=False),
+    "Index of the largest kept element along ``dim`` (flattened when None), in ``dtype`` (input's by default).",
+)
+argmin = _dim_reduction(
+    "argmin",
+    _identity_reduction("argmin", canonical.argmin, canonical_dims=False),
+    "Index of the smallest kept element along ``dim`` (flattened when None), in ``dtype`` (input's by default).",
+)
+mean = _dim_reduction("mean", _mean, "Mean of the kept elements over ``dim`` (NaN where none is kept).")
+logsumexp = _dim_reduction(
+    "logsumexp",
+    _identity_reduction("logsumexp", canonical.logsumexp),
+    "``log(sum(exp(x)))`` over the kept elements (-inf where none is kept).",
+)
+cumsum = _along_dim(
+    "cumsum",
+    "cumsum",
+    lambda x, d, dtype: canonical.cumsum(x, d, dtype=dtype).to(dtype),
+    "Cumulative sum along ``dim`` in which masked-out elements count as 0.",
+)
+cumprod = _along_dim(
+    "cumprod",
+    "cumprod",
+    lambda x, d, dtype: canonical.cumprod(x, d, dtype=dtype).to(dtype),
+    "Cumulative product along ``dim`` in which masked-out elements count as 1.",
+)
+softmax = _along_dim(
+    "softmax",
+    "amax",
+    lambda x, d, dtype: canonical.softmax(x, d, dtype=dtype),
+    "Softmax along ``dim`` over the kept elements (masked-out ones get 0; NaN where none is kept).",
+)
+log_softmax = _along_dim(
+    "log_softmax",
+    "amax",
+    lambda x, d, dtype: canonical.log_softmax(x, d, dtype=dtype),
+    "Log-softmax along ``dim`` over the kept elements (masked-out ones get -inf).",
+)
+softmin = _along_dim(
+    "softmin",
+    "amin",
+    lambda x, d, dtype: canonical.softmax(canonical.neg(x), d, dtype=dtype),
+    "Softmin along ``dim`` over the kept elements (masked-out ones get 0).",
+)
 
 
 def median(
@@ -296,46 +364,26 @@ def _std_var(name, input, dim, unbiased, correction, keepdim, dtype, mask, take_
     return canonical.sqrt(output) if take_sqrt else output
 
 
-def var(
-    input: Tensor,
-    dim: int | Sequence[int] | None = None,
-    unbiased: bool | None = None,
-    *,
-    correction: float | None = None,
-    keepdim: bool = False,
-    dtype: _dtype.dtype | None = None,
-    mask: Tensor | None = None,
-) -> Tensor:  # noqa: A002
-    """Variance of the kept elements over ``dim`` with Bessel's ``correction`` (1 by default)."""
-    return _std_var("var", input, dim, unbiased, correction, keepdim, dtype, mask, False)
+def _variance(name: str, take_sqrt: bool, doc: str) -> Variance:
+    """The public masked ``var`` or ``std`` (``take_sqrt``) under PyTorch's signature."""
+
+    def variance(
+        input: Tensor,  # noqa: A002
+        dim: int | Sequence[int] | None = None,
+        unbiased: bool | None = None,
+        *,
+        correction: float | None = None,
+        keepdim: bool = False,
+        dtype: _dtype.dtype | None = None,
+        mask: Tensor | None = None,
+    ) -> Tensor:
+        return _std_var(name, input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt)
+
+    return _named(variance, name, doc)
 
 
-def std(
-    input: Tensor,
-    dim: int | Sequence[int] | None = None,
-    unbiased: bool | None = None,
-    *,
-    correction: float | None = None,
-    keepdim: bool = False,
-    dtype: _dtype.dtype | None = None,
-    mask: Tensor | None = None,
-) -> Tensor:  # noqa: A002
-    """Standard deviation of the kept elements over ``dim`` (the square root of :func:`var`)."""
-    return _std_var("std", input, dim, unbiased, correction, keepdim, dtype, mask, True)
-
-
-def logsumexp(
-    input: Tensor,
-    dim: int | Sequence[int] | None = None,
-    *,
-    keepdim: bool = False,
-    dtype: _dtype.dtype | None = None,
-    mask: Tensor | None = None,
-) -> Tensor:  # noqa: A002
-    """``log(sum(exp(x)))`` over the kept elements (-inf where none is kept)."""
-    dtype = input.dtype if dtype is None else dtype
-    dims = _canonical_dim(dim, input.ndim)
-    return canonical.logsumexp(_combine("logsumexp", input, mask), list(dims), bool(keepdim)).to(dtype)
+var = _variance("var", False, "Variance of the kept elements over ``dim`` with Bessel's ``correction`` (1 by default).")
+std = _variance("std", True, "Standard deviation of the kept elements over ``dim`` (the square root of :func:`var`).")
 
 
 def logaddexp(
@@ -351,27 +399,6 @@ def logaddexp(
     a = _combine("logaddexp", input, input_mask)
     b = _combine("logaddexp", other, other_mask)
     return canonical.logaddexp(a, b).to(dtype)
-
-
-def softmax(input: Tensor, dim: int, *, dtype: _dtype.dtype | None = None, mask: Tensor | None = None) -> Tensor:  # noqa: A002
-    """Softmax along ``dim`` over the kept elements (masked-out ones get 0; NaN where none is kept)."""
-    dtype = input.dtype if dtype is None else dtype
-    d = _canonical_dim(dim, input.ndim)[0]
-    return canonical.softmax(_combine("amax", input, mask), d, dtype=dtype)
-
-
-def log_softmax(input: Tensor, dim: int, *, dtype: _dtype.dtype | None = None, mask: Tensor | None = None) -> Tensor:  # noqa: A002
-    """Log-softmax along ``dim`` over the kept elements (masked-out ones get -inf)."""
-    dtype = input.dtype if dtype is None else dtype
-    d = _canonical_dim(dim, input.ndim)[0]
-    return canonical.log_softmax(_combine("amax", input, mask), d, dtype=dtype)
-
-
-def softmin(input: Tensor, dim: int, *, dtype: _dtype.dtype | None = None, mask: Tensor | None = None) -> Tensor:  # noqa: A002
-    """Softmin along ``dim`` over the kept elements (masked-out ones get 0)."""
-    dtype = input.dtype if dtype is None else dtype
-    d = _canonical_dim(dim, input.ndim)[0]
-    return canonical.softmax(canonical.neg(_combine("amin", input, mask)), d, dtype=dtype)
 
 
 def normalize(

@@ -142,3 +142,60 @@ def test_errors_as_pytorch():
         M.sum(t, 0, mask=ow.ones(1, 2, 3, dtype=ow.bool))
     with pytest.raises(ValueError):
         M.median(ow.ones(2, dtype=ow.int64), 0, mask=ow.zeros(2, dtype=ow.bool))
+
+
+@SETTINGS
+@given(masked_inputs(dtypes=(ow.float32, ow.float64, ow.int64)), st.booleans())
+def test_masked_argmin_dtypes_and_no_mask(case, no_mask):
+    """argmin, integer products, ``dtype=`` and ``mask=None`` (every element kept)."""
+    x, mask, dim, keepdim, dtype = case
+    keep = np.ones(x.shape, bool) if no_mask else _full_mask(x, mask)
+    t, m = ow.tensor(x), None if no_mask else ow.tensor(mask)
+    fill_min = np.inf if dtype.is_floating_point else np.iinfo(np.int64).max
+    expected = np.argmin(np.where(keep, x, fill_min), axis=dim, keepdims=keepdim) if x.ndim else np.array(0)
+    got = M.argmin(t, dim, keepdim=keepdim, mask=m)
+    assert got.dtype is dtype
+    np.testing.assert_array_equal(got.numpy(), expected.astype(dtype.numpy))
+    assert M.argmin(t, dim, keepdim=keepdim, dtype=ow.int64, mask=m).dtype is ow.int64
+    if not dtype.is_floating_point:  # integer products accumulate in int64 (small values: no overflow)
+        got = M.prod(t, dim, keepdim=keepdim, mask=m)
+        assert got.dtype is ow.int64
+        np.testing.assert_array_equal(got.numpy(), _reduce(x, keep, dim, keepdim, 1, np.prod))
+        return
+    got = M.amax(t, dim, keepdim=keepdim, dtype=ow.float64, mask=m)
+    assert got.dtype is ow.float64
+    _close(got, _reduce(x, keep, dim, keepdim, -np.inf, np.max), dtype)
+    got = M.mean(t, dim, keepdim=keepdim, dtype=ow.float64, mask=m)
+    assert got.dtype is ow.float64
+    with np.errstate(all="ignore"):
+        mean = _reduce(x, keep, dim, keepdim, 0, np.sum) / _reduce(np.ones_like(x), keep, dim, keepdim, 0, np.sum)
+    _close(got, mean, dtype)
+    with np.errstate(all="ignore"):  # ord=-inf: masked-out elements count as +inf
+        expected = _reduce(np.abs(x), keep, dim, keepdim, np.inf, np.min)
+    _close(M.norm(t, -math.inf, dim, keepdim=keepdim, mask=m), expected, dtype)
+    along = 0 if dim is None else dim
+    got = M.cumsum(t, along, dtype=ow.float64, mask=m)
+    assert got.dtype is ow.float64
+    filled = np.where(keep, x, 0)
+    _close(got, np.cumsum(filled, axis=along) if x.ndim else filled, dtype)
+
+
+def test_masked_functions_keep_their_names_and_signatures():
+    import inspect
+
+    for name in M.__all__:
+        fn = getattr(M, name)
+        assert fn.__name__ == name and fn.__doc__
+    assert list(inspect.signature(M.sum).parameters) == ["input", "dim", "keepdim", "dtype", "mask"]
+    assert list(inspect.signature(M.softmax).parameters) == ["input", "dim", "dtype", "mask"]
+    assert list(inspect.signature(M.var).parameters) == [
+        "input",
+        "dim",
+        "unbiased",
+        "correction",
+        "keepdim",
+        "dtype",
+        "mask",
+    ]
+    with pytest.raises(TypeError):
+        M.sum(ow.ones(2), 0, True)  # keepdim is keyword-only, as in torch.masked

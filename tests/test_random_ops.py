@@ -507,6 +507,17 @@ def test_multinomial_all_categories_and_1d():
     assert x.tolist()[2] == 1, "the zero-weight category comes last"
 
 
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+def test_multinomial_out_must_be_int64(dtype):
+    out = ow.full((3,), 7, dtype=getattr(ow, dtype))
+    with pytest.raises(RuntimeError, match="multinomial"):
+        ow.multinomial(ow.tensor([1.0, 0.0, 2.0]), 3, out=out)
+    assert out.tolist() == [7, 7, 7], "a refused out= is left as it was"
+    out = ow.empty((0,), dtype=ow.int64)
+    assert ow.multinomial(ow.tensor([1.0, 0.0, 2.0]), 2, out=out, generator=gen(27)) is out
+    assert out.shape == (2,) and 1 not in out.tolist()
+
+
 def test_dropout_zero_rate_and_scale():
     p = 0.3
     x = ow.dropout(ow.ones(N), p, True).numpy()

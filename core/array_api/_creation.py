@@ -163,6 +163,8 @@ def full_like(x: Tensor, /, fill_value, *, dtype=None, device=None) -> Tensor:
 def eye(n_rows: builtins.int, n_cols: builtins.int | None = None, /, *, k: builtins.int = 0, dtype=None, device=None):
     """A 2-D array with ones on the ``k``-th diagonal."""
     n_cols = n_rows if n_cols is None else n_cols
+    if not -n_rows < k < n_cols:  # no diagonal inside (any k, beyond int64 too)
+        return ow.zeros((n_rows, n_cols), dtype=dtype or DEFAULT_FLOAT, device=device)
     rows = ow.arange(n_rows, device=device).unsqueeze(1)
     cols = ow.arange(n_cols, device=device).unsqueeze(0)
     return (cols - rows == k).to(dtype or DEFAULT_FLOAT)

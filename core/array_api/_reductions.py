@@ -78,7 +78,7 @@ def prod(x: Tensor, /, *, axis=None, dtype=None, keepdims: builtins.bool = False
         return src.clone()
     out = src
     for d in reversed(dims):
-        out = ow.prod(out, dim=d, keepdim=keepdims)
+        out = ow.prod(out, dim=d, keepdim=keepdims, dtype=dt)  # PyTorch would widen small integers to int64
     return out
 
 

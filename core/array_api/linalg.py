@@ -84,6 +84,7 @@ def cross(x1: Tensor, x2: Tensor, /, *, axis: builtins.int = -1) -> Tensor:
     a, b = operands(x1, x2, "cross")
     if a.shape[axis] != 3 or b.shape[axis] != 3:
         raise ValueError("cross(): both arrays must have size 3 along axis")
+    a, b = ow.broadcast_tensors(a, b)  # the standard broadcasts the other axes (and ranks); PyTorch's op does not
     return ow.linalg.cross(a, b, dim=axis)
 
 

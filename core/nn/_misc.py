@@ -13,6 +13,7 @@ import warnings
 
 from .. import _dtype
 from .._ops import canonical
+from ..errors import ValueRuntimeError
 
 __all__ = [
     # activations
@@ -629,7 +630,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"):
     """``max(0, -target (input1 - input2) + margin)``."""
     if not (input1.ndim == input2.ndim == target.ndim):
-        raise ValueError(
+        raise ValueRuntimeError(
             f"margin_ranking_loss: all input tensors should have the same number of dims, got "
             f"{input1.ndim}, {input2.ndim} and {target.ndim}"
         )

@@ -244,11 +244,21 @@ def _out_kernel(functional: OpOverload, n_outs: int):
     any_overlap = "out_no_overlap" in functional.tags
     exact_dtype = "out_exact_dtype" in functional.tags
 
+    arguments = functional.schema.arguments
+    names = [a.name for a in arguments]
+    # a factory writing to out= makes its result in out='s dtype and on its device (PyTorch)
+    dtype_at = names.index("dtype") if "factory" in functional.tags and "dtype" in names else None
+    if dtype_at is not None and arguments[dtype_at].default is not None:  # tril_indices: dtype=long
+        dtype_at = None
+    device_at = names.index("device") if dtype_at is not None and "device" in names else None
+
     def kernel(*args):
         outs = args[n_args:]
         for out in outs:
             if isinstance(out, Tensor):
                 check_out_overlap(name, out, args[:n_args], any_overlap=any_overlap)
+        if dtype_at is not None and isinstance(outs[0], Tensor):
+            args = _factory_args_from_out(name, args, outs[0], dtype_at, device_at)
         results = functional.call_bound(*args[:n_args])
         results = results if isinstance(results, tuple) else (results,)
         for out, result in zip(outs, results):  # every out= tensor is checked before any is written
@@ -264,6 +274,19 @@ def _out_kernel(functional: OpOverload, n_outs: int):
         return outs[0] if n_outs == 1 else tuple(outs)
 
     return kernel
+
+
+def _factory_args_from_out(op: str, args: tuple, out: Tensor, dtype_at: int, device_at: int | None) -> tuple:
+    """A factory's bound arguments with ``dtype``/``device`` taken from its ``out=`` tensor where not given."""
+    args = list(args)
+    dtype = args[dtype_at]
+    if dtype is None:
+        args[dtype_at] = out.dtype
+    elif dtype is not out.dtype:
+        raise RuntimeError(f"{op}: argument 'dtype': {dtype.name} does not match the dtype of out= ({out.dtype.name})")
+    if device_at is not None and args[device_at] is None:
+        args[device_at] = out.device
+    return tuple(args)
 
 
 def check_out(op: str, out: Tensor, result: Tensor) -> None:

@@ -92,8 +92,8 @@ def chunk_cat(tensors, dim, num_chunks):
             )
         if t.dtype is not first.dtype:
             raise TypeError(f"{op}: expected tensors of one dtype, got {first.dtype.name} and {t.dtype.name}")
-        if t.numel() == 0 and t.ndim != first.ndim:
-            raise ValueError(f"{op}: empty tensors must have the same number of dims")
+        if t.numel() == 0:
+            raise ValueError(f"{op}: expects non-empty tensors, got one of shape {list(t.shape)}")
         size = t.shape[d]
         chunk = math.ceil(size / num_chunks)
         if chunk * num_chunks != size:

@@ -36,6 +36,8 @@ def gather(self, dim, index, sparse_grad=False):
     """``out[i][j] = self[index[i][j]][j]`` (for dim 0): values of ``self`` picked along ``dim`` by ``index``."""
     op = "gather"
     wrap_dim(op, dim, self.ndim)
+    if index.numel() == 0:  # PyTorch checks the dtype and shape of a non-empty index only
+        return full(index.shape, 0, self.dtype, self.device)
     check_index_dtype(op, "index", index, allow_int32=True)
     return prims.gather(self, dim, index)
 

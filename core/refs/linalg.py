@@ -949,15 +949,21 @@ def matrix_exp(self):
 
 def _cross(op: str, a, b, dim):
     _same_dtype(op, ("self", a), ("other", b))
+    if a.ndim != b.ndim:
+        raise ValueError(
+            f"{op}: inputs must have the same number of dimensions, got {list(a.shape)} and {list(b.shape)}"
+        )
     shape = broadcast_shapes(op, a.shape, b.shape)
-    a, b = expand(a, shape), expand(b, shape)
     if dim is None:
         dim = next((i for i, s in enumerate(shape) if s == 3), None)
         if dim is None:
             raise ValueError(f"{op}: no dim of size 3 in the inputs of shape {list(shape)}")
     d = wrap_dim(op, dim, len(shape))
-    if not shape or shape[d] != 3:
-        raise ValueError(f"{op}: dim {dim} of the inputs {list(shape)} must have size 3")
+    if not shape or a.shape[d] != 3 or b.shape[d] != 3:
+        raise ValueError(
+            f"{op}: argument 'dim': dim {dim} of the inputs must have size 3, got {list(a.shape)} and {list(b.shape)}"
+        )
+    a, b = expand(a, shape), expand(b, shape)
 
     def part(t, i):
         return prims.slice_in_dim(t, i, i + 1, 1, d)

@@ -249,12 +249,17 @@ def multi_margin_loss(self, target, p=1, margin=1, weight=None, reduction=1):
     r = reduction_enum(op, reduction)
     if p not in (1, 2):
         raise ValueError(f"{op}: only p == 1 and p == 2 are supported, got {p}")
+    if weight is not None and weight.ndim != 1:
+        raise ValueError(f"{op}: argument 'weight' must be one-dimensional, got shape {list(weight.shape)}")
     _check_long(op, target)
-    x, squeezed = _class_input(op, self, target)
+    # a 0-dim input is one sample of one class (PyTorch)
+    x, _ = _class_input(op, reshape(self, (1,)) if self.ndim == 0 else self, target)
     n, classes = x.shape
     t = unsqueeze(target, 0) if target.ndim == 0 else target
     if tuple(t.shape) != (n,):
         raise ValueError(f"{op}: expected 'target' of shape [{n}], but got {list(target.shape)}")
+    if weight is not None and weight.shape[0] != classes:
+        raise ValueError(f"{op}: inconsistent 'weight' size, expected {classes} but got {list(weight.shape)}")
     _check_index_range(op, t, classes)
     idx = unsqueeze(t, 1)
     picked = prims.gather(x, 1, idx)  # (N, 1)
@@ -267,8 +272,8 @@ def multi_margin_loss(self, target, p=1, margin=1, weight=None, reduction=1):
         w = prims.take(to_dtype(like(weight, x), x.dtype), t)
         z = prims.mul(z, expand(unsqueeze(w, 1), z.shape))
     loss = prims.div(prims.sum(z, [1]), c(classes, prims.sum(z, [1])))
-    if squeezed:
-        loss = squeeze(loss, 0)
+    if target.ndim == 0:  # unreduced: one loss per sample, 0-dim for a 0-dim target (PyTorch)
+        loss = reshape(loss, ())
     return _finish(loss, r, self.dtype)
 
 

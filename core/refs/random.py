@@ -632,7 +632,7 @@ FACTORIES = [
 ]
 
 OPS = [
-    # (schema, decomposition, in-place variant, out variant)
+    # (schema, decomposition, in-place variant, out variant[, extra tags])
     (f"rand_like(Tensor self, *, {_G}, {_F}, {_MF}) -> Tensor", rand_like, False, False),
     (f"randn_like(Tensor self, *, {_G}, {_F}, {_MF}) -> Tensor", randn_like, False, False),
     (
@@ -657,7 +657,13 @@ OPS = [
     (f"random.from(Tensor self, int from_, int? to, *, {_G}) -> Tensor", random_from, True, False),
     (f"random.to(Tensor self, int to, *, {_G}) -> Tensor", random_to, True, False),
     (f"random(Tensor self, *, {_G}) -> Tensor", random, True, False),
-    (f"multinomial(Tensor self, int num_samples, bool replacement=False, *, {_G}) -> Tensor", multinomial, False, True),
+    (
+        f"multinomial(Tensor self, int num_samples, bool replacement=False, *, {_G}) -> Tensor",
+        multinomial,
+        False,
+        True,
+        ("out_exact_dtype",),  # out= must be int64, as PyTorch's "multinomial expects Long tensor out"
+    ),
     ("dropout(Tensor input, float p, bool train) -> Tensor", dropout, True, False),
     ("alpha_dropout(Tensor input, float p, bool train) -> Tensor", alpha_dropout, True, False),
     ("native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)", native_dropout, False, False),
@@ -673,8 +679,9 @@ INPLACE = [
 def _define():
     for schema, fn in FACTORIES:
         _define_factory(schema, fn)
-    for schema, fn, inplace, out in OPS:
-        define_with_variants(schema, fn, tags=SEEDED, inplace=inplace, out=out)
+    for schema, fn, inplace, out, *extra_tags in OPS:
+        tags = SEEDED + (extra_tags[0] if extra_tags else ())
+        define_with_variants(schema, fn, tags=tags, inplace=inplace, out=out)
     for schema, functional in INPLACE:
         op = define(schema, _inplace_from(functional), tags=SEEDED + ("inplace",))
         op.functional, op.variant = lookup(functional), "inplace"

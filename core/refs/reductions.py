@@ -409,8 +409,9 @@ def std_mean_correction(self, dim=None, correction=None, keepdim=False):
 def logsumexp(self, dim, keepdim=False):
     """``log(sum(exp(self)))`` over ``dim``, computed stably (shifted by the max); integers promote to float.
 
-    An empty reduction gives -inf; a 0-dim input is returned as it is (no exp to overflow). Complex
-    inputs are shifted by the largest real part (PyTorch's complex logsumexp).
+    An empty reduction gives -inf; a 0-dim real input is returned as it is (no exp to overflow). Complex
+    inputs are shifted by the largest real part (PyTorch's complex logsumexp), so the imaginary part of the
+    result is the principal one, 0-dim inputs included.
     """
     op = "logsumexp"
     compute, result_dtype = elementwise_dtypes(self, kind=Promotion.INT_TO_FLOAT)
@@ -418,9 +419,9 @@ def logsumexp(self, dim, keepdim=False):
     dims = list(reduction_dims(op, dim, self.ndim))
     if x.numel() == 0:
         result = prims.log(prims.sum(prims.exp(x), dims))
-    elif not dims:
+    elif not dims and not x.dtype.is_complex:
         result = prims.clone(x) if x is self else x
-    else:
+    else:  # a 0-dim complex input too: log(exp(z)) takes the principal imaginary part, in (-pi, pi]
         real = prims.real(x) if x.dtype.is_complex else x
         peak = prims.amax(real, dims)
         peak = prims.where(prims.isinf(peak), fill_like(0, peak), peak)

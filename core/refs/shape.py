@@ -15,6 +15,7 @@ from .._device import as_device
 from .._ops import canonical as ops
 from .._ops import define, prims
 from .._tensor import Tensor, contiguous_strides
+from ..errors import DimIndexError
 from ._shapes import (
     CHANNELS_LAST,
     CHANNELS_LAST_3D,
@@ -289,11 +290,11 @@ def roll(self, shifts, dims=()):
         return reshape(roll(flat, shifts, [0]), list(self.shape))
     if len(shifts) != len(dims):
         raise ValueError(f"roll: shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    if not self.ndim:
+        raise DimIndexError(f"roll: argument 'dims': dimension specified as {dims[0]} but tensor has no dimensions")
     out = self
     for shift, dim in zip(shifts, dims):
-        d = wrap("roll", dim, self.ndim)
-        if self.ndim:
-            out = _roll_dim(out, shift, d)
+        out = _roll_dim(out, shift, wrap("roll", dim, self.ndim))
     return clone(out) if out is self else out
 
 
@@ -602,7 +603,11 @@ def as_strided_scatter(self, src, size, stride, storage_offset=None):
 
 
 def narrow_copy(self, dim, start, length):
-    """A contiguous copy of ``narrow(self, dim, start, length)``."""
+    """A contiguous copy of ``narrow(self, dim, start, length)``.
+
+    A ``dim`` out of range is an IndexError either side of the range (PyTorch: RuntimeError at or above
+    the rank; see ``docs/differences.md``).
+    """
     return contiguous_copy(narrow(self, dim, start, length))
 
 

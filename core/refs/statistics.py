@@ -755,6 +755,8 @@ def sum_to_size(self, size):
         if s != 1:
             raise ValueError(f"{op}: size {list(size)} is not expandable to the shape of 'self' {list(self.shape)}")
         dims.append(lead + i)
+    if not size:  # PyTorch's sum_to: an empty size sums everything, a 0-dim input too (bool/int -> int64)
+        return ops.sum(self)
     if not dims:
         return prims.clone(self)
     return reshape(ops.sum(self, dims, True), size)

@@ -50,7 +50,7 @@ def test_unsafe_masked_index_and_put(seed, n, m):
 
 
 @SETTINGS
-@given(seed=seeds, sizes=st.lists(st.integers(0, 7), min_size=1, max_size=3), chunks=st.integers(1, 4))
+@given(seed=seeds, sizes=st.lists(st.integers(1, 7), min_size=1, max_size=3), chunks=st.integers(1, 4))
 def test_chunk_cat(seed, sizes, chunks):
     rng = np.random.default_rng(seed)
     arrays = [rng.standard_normal((2, s, 3)) for s in sizes]
@@ -64,6 +64,8 @@ def test_chunk_cat(seed, sizes, chunks):
     np.testing.assert_array_equal(got.numpy(), np.concatenate(parts, 2))
     with pytest.raises(RuntimeError):
         ow.ops._chunk_cat([ow.ones(2, 3), ow.ones(3, 3)], 1, 2)
+    with pytest.raises(RuntimeError, match="non-empty"):  # PyTorch refuses an empty tensor, whatever its shape
+        ow.ops._chunk_cat([ow.tensor(arrays[0]), ow.zeros(2, 0, 3, dtype=ow.float64)], 1, chunks)
 
 
 def test_batch_norm_with_update_updates_running_stats():

@@ -168,8 +168,21 @@ def test_factory_out_variants():
     out = ow.empty([3])
     ops.full([3], 7, out=out)
     assert_same(out, np.full(3, 7, np.float32))
-    with pytest.raises(TypeError, match="can't be cast"):
-        ops.full([3], 1.5, out=ow.empty([3], dtype=ow.int64))
+    # without dtype=, a factory makes its result in out='s dtype, as PyTorch: 1.5 truncates into int64
+    out = ow.empty([3], dtype=ow.int64)
+    assert ops.full([3], 1.5, out=out) is out
+    assert_same(out, np.full(3, 1, np.int64))
+    out = ow.empty([0], dtype=ow.int64)
+    assert ow.arange(0, 10, 1.5, out=out) is out  # computed in int64: step 1.5 truncates to 1
+    assert_same(out, np.arange(10, dtype=np.int64))
+    out = ow.empty([0], dtype=ow.float64)
+    assert_same(ow.linspace(0, 1, 3, out=out), np.linspace(0, 1, 3))
+    with pytest.raises(ValueError, match="step must be nonzero"):  # 0.5 truncates to 0 in int64
+        ow.arange(0, 64, 0.5, out=ow.empty([0], dtype=ow.int64))
+    out = ow.full([2], 9, dtype=ow.int64)
+    with pytest.raises(RuntimeError, match="dtype"):  # an explicit dtype= must be out='s
+        ow.zeros([2], dtype=ow.float32, out=out)
+    assert_same(out, np.full(2, 9, np.int64))
 
 
 def test_scalar_tensor():

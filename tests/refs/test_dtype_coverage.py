@@ -68,6 +68,12 @@ def test_int32_indices_in_gather_and_scatter(seed):
     np.testing.assert_array_equal(ow.scatter(ow.tensor(x), 1, i32[:, :1], 7.0).numpy(), expected)
     with pytest.raises(TypeError):
         ow.gather(ow.tensor(x), 1, ow.tensor(index, dtype=ow.int16))
+    # PyTorch checks the dtype and shape of a non-empty index only: an empty one gives an empty result
+    for empty in (ow.empty(0, dtype=ow.uint8), ow.empty(2, 0, 3, dtype=ow.int16)):
+        got = ow.gather(ow.tensor(x), 1, empty)
+        assert got.shape == empty.shape and got.dtype is ow.float64
+    with pytest.raises(IndexError):
+        ow.gather(ow.tensor(x), 2, ow.empty(0, dtype=ow.int64))
 
 
 @SETTINGS

@@ -526,6 +526,15 @@ def test_cross_default_dim_and_errors():
         D.linalg.cross(_t(np.ones(3)), _t(np.ones(3, np.float32)))
     with pytest.raises(TypeError, match="linalg_vecdot"):
         D.linalg.vecdot(_t(np.ones(3)), _t(np.ones(3, np.float32)))
+    # the dim of size 3 does not broadcast, nor do the inputs' ranks (PyTorch: RuntimeError)
+    with pytest.raises(RuntimeError, match="dim -1"):
+        D.linalg.cross(_t(np.ones((5, 3))), _t(np.ones((5, 1))))
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        D.linalg.cross(_t(np.ones((5, 5, 3))), _t(np.ones((5, 3))))
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        D.cross(_t(np.ones((2, 3))), _t(np.ones(3)), 1)
+    a, b = np.arange(15.0).reshape(5, 3), np.array([[1.0, -2.0, 0.5]])
+    np.testing.assert_allclose(D.linalg.cross(_t(a), _t(b)).numpy(), np.cross(a, b))  # other dims broadcast
 
 
 def test_multi_dot_and_chain_matmul():

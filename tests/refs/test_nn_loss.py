@@ -231,6 +231,20 @@ def test_multi_margin_loss(p, weighted):
         F.multi_margin_loss(ow.tensor(x), ow.tensor(t), p=3)
     with pytest.raises(ValueError, match="multi_margin_loss.*out of bounds"):
         F.multi_margin_loss(ow.tensor(x), ow.tensor([0, 1, 5, 2]))
+    with pytest.raises(ValueError, match="multi_margin_loss.*weight"):  # checked before the target's dtype
+        F.multi_margin_loss(ow.tensor(x), ow.tensor(t.astype(np.float64)), weight=ow.tensor(w[None]))
+    with pytest.raises(RuntimeError, match="multi_margin_loss.*weight"):
+        F.multi_margin_loss(ow.tensor(x), ow.tensor(t), weight=ow.tensor(w[:4]))
+    # unreduced, the loss has the target's shape: 0-dim for a 0-dim target; a 0-dim input is one class
+    row = F.multi_margin_loss(
+        ow.tensor(x[0]), ow.tensor(t[0]), p, 0.8, ow.tensor(w) if weighted else None, reduction="none"
+    )
+    assert row.shape == ()
+    _close(row, ref[0])
+    assert F.multi_margin_loss(ow.tensor(x[0]), ow.tensor(t[:1]), p, 0.8, reduction="none").shape == (1,)
+    single = F.multi_margin_loss(ow.tensor(x[0, 0]), ow.tensor(0), p, 0.8, reduction="none")
+    assert single.shape == ()
+    _close(single, 0.0)
 
 
 def test_multilabel_margin_loss():

@@ -191,6 +191,68 @@ def test_reflected_operator_unbound_on_a_number_raises_type_error(dunder):
         getattr(D.Tensor, dunder)(2, 3)
 
 
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("__add__", (None,)),
+        ("__sub__", (None,)),
+        ("__mul__", (2,)),
+        ("__matmul__", (None,)),
+        ("__and__", (None,)),
+        ("__eq__", (None,)),
+        ("__lt__", (1,)),
+        ("__iadd__", (None,)),
+        ("__neg__", ()),
+        ("__invert__", ()),
+        ("add", (None,)),
+        ("sqrt", ()),
+        ("reshape", (3,)),
+    ],
+)
+@pytest.mark.parametrize("self_value", [2, 2.5, [1, 2, 3], None])
+def test_operators_and_methods_unbound_on_a_non_tensor_raise_type_error(name, args, self_value):
+    """PyTorch: ``Tensor.__add__(2, t)`` is a TypeError (the method needs a Tensor self), never a computation."""
+    t = D.tensor([1, 2, 3])
+    args = tuple(t if a is None else a for a in args)
+    with pytest.raises(TypeError, match=f"'{name}'.*received '{type(self_value).__name__}'"):
+        getattr(D.Tensor, name)(self_value, *args)
+    assert _values(t).tolist() == [1, 2, 3]
+
+
+def test_operators_and_methods_unbound_on_a_tensor_or_subclass_compute():
+    t = D.tensor([1, 2, 3])
+    np.testing.assert_array_equal(_values(D.Tensor.__add__(t, 2)), [3, 4, 5])
+    np.testing.assert_array_equal(_values(D.Tensor.sqrt(D.tensor([4.0]))), [2.0])
+    p = D.nn.Parameter(D.tensor([1.0, 2.0]))
+    np.testing.assert_array_equal(_values(D.Tensor.__mul__(p, 2).detach()), [2.0, 4.0])
+    np.testing.assert_array_equal(_values(D.Tensor.__neg__(p).detach()), [-1.0, -2.0])
+    assert D.Tensor.__eq__(t, "text") is NotImplemented
+    assert (D.Tensor | None) is not None  # the class itself still makes type unions
+
+
+def test_guarded_operators_stay_assignable_and_overridable():
+    """Tensor's metaclass guards class-level access only: setting, deleting and overriding work as usual."""
+    entry = vars(D.Tensor)["__sub__"]
+
+    def replaced(self, other):
+        return "replaced"
+
+    D.Tensor.__sub__ = replaced
+    try:
+        assert vars(D.Tensor)["__sub__"] is replaced
+        assert D.tensor([1]) - 1 == "replaced"
+        assert D.Tensor.__sub__(D.tensor([1]), 1) == "replaced"
+    finally:
+        D.Tensor.__sub__ = entry
+    np.testing.assert_array_equal(_values(D.tensor([3]) - 1), [2])
+
+    class Sub(D.nn.Parameter):
+        def __add__(self, other):
+            return "own"
+
+    assert Sub.__add__(None, 1) == "own"  # a subclass's own operator comes first, unchecked as Python's
+
+
 def test_reflected_operators_still_work():
     t = D.tensor([1, 2, 3])
     np.testing.assert_array_equal(_values(2 + t), [3, 4, 5])

@@ -394,6 +394,26 @@ def test_logsumexp(dtype, case, data):
     check(D.logsumexp(t, dim, keepdim), want, expected_dtype, atol=1e-6)
 
 
+@settings(max_examples=20, deadline=None)
+@given(
+    re=st.floats(-50, 50),
+    im=st.floats(-1e4, 1e4),
+    shape=st.sampled_from([(), (1,), (1, 1)]),
+    dtype=st.sampled_from([D.complex64, D.complex128]),
+)
+def test_complex_logsumexp_of_one_element_is_the_principal_log_exp(re, im, shape, dtype):
+    """``log(exp(z))`` wraps the imaginary part into (-pi, pi], a 0-dim input included (PyTorch)."""
+    z = np.full(shape, complex(re, im), dtype.numpy)
+    got = D.logsumexp(D.tensor(z), [] if shape == () else 0).numpy()
+    want = np.log(np.exp(z.astype(np.complex128)))
+    want = want if shape == () else want[0]
+    np.testing.assert_allclose(got.real, want.real, atol=1e-4 if dtype is D.complex64 else 1e-9)
+    # the angle itself is rounded in the input's precision: compare on the circle
+    tol = (abs(im) + 1) * (1e-6 if dtype is D.complex64 else 1e-13)
+    assert np.all(np.abs(np.angle(np.exp(1j * (got.imag - want.imag)))) <= tol)
+    assert np.all(np.abs(got.imag) <= np.pi + tol)
+
+
 def _empty_lse(wide, axes, keepdim):
     return quiet(np.log, np.sum(np.exp(wide), axis=axes, keepdims=keepdim))
 

@@ -271,6 +271,10 @@ def test_roll(shape, dtype, layout, seed, data):
         check_meta(lambda x: ops.roll(x, shifts, dims), got, t)
         if t.numel():
             assert not shares(got, t)
+    else:  # PyTorch: a 0-dim tensor has no dim to roll over, not even 0 or -1
+        dim = data.draw(st.sampled_from([0, -1, 1]))
+        with pytest.raises(IndexError, match="roll"):
+            ops.roll(t, [shift], [dim])
 
 
 @SETTINGS

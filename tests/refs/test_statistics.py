@@ -426,6 +426,10 @@ def test_frobenius_nuclear_norm_except_dim_and_sum_to_size():
     close(ow.norm_except_dim(T(x[0, 0]), 2, 0), np.abs(x[0, 0]), rtol=1e-5)
     close(t.sum_to_size([3, 1]), x.sum(axis=(0, 2), keepdims=True)[0], rtol=1e-5)
     assert ow.ones(2, 3, dtype=ow.int32).sum_to_size([1, 3]).dtype is ow.int64
+    # an empty size sums everything, a 0-dim input too: bool counts in int64 (PyTorch's sum_to)
+    flag = ow.tensor(True)
+    assert flag.sum_to_size([]).dtype is ow.int64 and flag.sum_to_size([]).item() == 1
+    assert ow.tensor([[True, False]]).sum_to_size([1, 2]).dtype is ow.bool  # nothing to sum: kept as it is
     with pytest.raises(ValueError, match="sum_to_size"):
         t.sum_to_size([2, 4])
 
