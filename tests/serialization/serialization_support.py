@@ -5,13 +5,16 @@ from __future__ import annotations
 import collections
 import io
 import zipfile
+from importlib.metadata import entry_points
 
 import numpy as np
 import opweave as ow
 from hypothesis import strategies as st
 
-#: every available device type (cpu, meta and each loaded plugin's)
-DEVICES = [row.name for row in ow.backends.status() if row.kind == "device" and row.available]
+#: the installed device plugins' names (not the fake devices other test modules register in this process)
+_INSTALLED = {ep.name for ep in entry_points(group="opweave.backends")} | {"meta"}
+#: every available device type (cpu, meta and each installed plugin's)
+DEVICES = [r.name for r in ow.backends.status() if r.kind == "device" and r.available and r.name in _INSTALLED]
 DATA_DEVICES = [d for d in DEVICES if d != "meta"]
 
 
