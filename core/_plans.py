@@ -57,6 +57,9 @@ _UNPLANNED_LAYERS = _keys.layer_bit(Layer.Python)
 UNPLANNABLE_TAGS = frozenset(
     {"random", "nondeterministic_seeded", "dynamic_output_shape", "data_dependent_output", "inplace_view"}
 )
+# Factories whose output is fixed by their arguments: a plan folds them when nothing writes or returns the
+# output (a decomposition's ``full((), 0.0)`` beside a tensor), so a replay allocates nothing for them.
+_VALUE_FACTORIES = frozenset({"prims::full", "prims::scalar_tensor", "prims::iota"})
 _NO_VALUE_CHECK = ("empty", "new_empty", "resize")  # op names whose results hold uninitialised memory
 
 _enabled = os.environ.get("OPWEAVE_PLANS", "1") != "0"
@@ -334,7 +337,10 @@ def _value_key(v):
     if tv is float or tv is complex:
         return (tv, _number_key(v))
     if tv is list or tv is tuple:
-        return (tv, tuple(_tensor_key(x) if isinstance(x, Tensor) else _value_key(x) for x in v))
+        for x in v:
+            if type(x) is not int:
+                return (tv, tuple(_tensor_key(x) if isinstance(x, Tensor) else _value_key(x) for x in v))
+        return (tv, tuple(v))  # sizes and dims: ints only (the common case)
     if tv.__module__ in ("opweave._dtype", "opweave._device"):
         return (tv, v)
     raise _NoPlan(tv.__name__)  # generators and other objects with state
@@ -382,10 +388,16 @@ def signature_function(op):
             tensor_args.append(name)
         elif t.name in ("int", "SymInt", "bool") and not t.is_list and not t.optional:
             parts.append(f"(type({name}), {name})")
+        elif t.optional or arg.has_default:  # None (a dtype, device or layout not given) keys as itself
+            parts.append(f"None if {name} is None else _vk({name})")
         else:
             parts.append(f"_vk({name})")
-    if len(tensor_args) > 1 or any(a.type.is_list and a.type.name == "Tensor" for a in op.schema.arguments):
+    lists = any(a.type.is_list and a.type.name == "Tensor" for a in op.schema.arguments)
+    if 1 < len(tensor_args) <= 4 and not lists:  # which arguments are the same object, pair by pair
+        parts.extend(f"{x} is {y}" for k, x in enumerate(tensor_args) for y in tensor_args[k + 1 :])
+    elif len(tensor_args) > 1 or lists:
         parts.append(f"_alias({', '.join(tensor_args)})")
+    if len(tensor_args) > 1 or lists:
         if op.schema.mutated_arguments:
             parts.append(f"_storages({', '.join(tensor_args)})")
     parts.append("_st.included, _st.excluded, _st.inference, _dt._default_dtype")
@@ -509,9 +521,10 @@ class _Recorder:
 
     def _fold(self, result: str) -> None:
         """Constant folding: a step that only reads constants (``broadcast_in_dim`` of a wrapped scalar)
-        becomes a constant, its recorded output kept. Factories are never folded (each call gets its
-        own memory), nor a step whose output — or a view of it — is written or returned, nor one
-        whose output is not on the CPU (a plan keeps no device memory alive)."""
+        or makes a fixed value (``full``, ``scalar_tensor``, ``iota``) becomes a constant, its recorded
+        output kept. A step whose output — or a view of it — is written or returned is never folded
+        (each call gets its own memory), nor one whose output is not on the CPU (a plan keeps no
+        device memory alive)."""
         root = {}  # slot -> the slot (or constant) whose memory it views (itself when it is not a view)
         for i, step in enumerate(self.steps):
             source = step.args[0] if step.args else None
@@ -542,7 +555,7 @@ class _Recorder:
                 and out._device.type == "cpu"  # a plan holds no device memory (allocators return to baseline)
                 and not step.op.schema.mutated_arguments
                 and not (step.op.tags & UNPLANNABLE_TAGS)
-                and any(isinstance(x, _Const) for x in leaves)
+                and (step.op.name in _VALUE_FACTORIES or any(isinstance(x, _Const) for x in leaves))
                 and not any(isinstance(x, _Slot) for x in leaves)
                 and name not in forbidden
             )

@@ -65,3 +65,91 @@ def test_direct_kernels_are_what_the_cpu_dispatches_to():
     a = opweave.tensor([1.0])
     for op in (ops.add.Tensor, ops.sub.Tensor, ops.mul.Tensor):
         assert opweave.dispatch.explain(op, a, a).reasons[-1] == "Dense×cpu: kernel from cpu"
+
+
+REAL_DTYPES = [np.float32, np.float64, np.int64, np.int32, np.bool_, np.float16]
+
+
+def real_values(dtype, shape):
+    """Arrays of any real dtype, with special values for the floating ones."""
+    if dtype == np.bool_:
+        return hnp.arrays(dtype, shape)
+    return values(dtype, shape)
+
+
+@given(st.sampled_from(REAL_DTYPES), st.sampled_from(REAL_DTYPES), hnp.array_shapes(min_dims=0, max_dims=3), st.data())
+def test_mixed_dtype_binary_direct_kernels_match_decomposition(left, right, shape, data):
+    a = opweave.tensor(data.draw(real_values(left, shape)))
+    b = opweave.tensor(data.draw(real_values(right, shape)))
+    with np.errstate(all="ignore"):
+        for op, rest in (
+            (ops.add.Tensor, (1,)),
+            (ops.sub.Tensor, (1,)) if left != np.bool_ and right != np.bool_ else (ops.mul.Tensor, ()),
+            (ops.mul.Tensor, ()),
+            (ops.div.Tensor, ()),
+            (ops.lt.Tensor, ()),
+            (ops.eq.Tensor, ()),
+        ):
+            same(op(a, b), op.decomposition(a, b, *rest))
+
+
+@given(
+    st.sampled_from(DTYPES[:2]),
+    hnp.array_shapes(min_dims=0, max_dims=3, max_side=4),
+    st.one_of(st.integers(-5, 5), st.floats(-4, 4, width=32), st.sampled_from([1e30, -0.0])),
+    st.data(),
+)
+def test_alpha_and_out_direct_kernels_match_decomposition(dtype, shape, alpha, data):
+    a = opweave.tensor(data.draw(values(dtype, shape)))
+    b = opweave.tensor(data.draw(values(dtype, shape)))
+    with np.errstate(all="ignore"):
+        for op in (ops.add.Tensor, ops.sub.Tensor):
+            same(op(a, b, alpha=alpha), op.decomposition(a, b, alpha))
+        out = opweave.empty(shape, dtype=a.dtype)
+        assert ops.add.out(a, b, alpha=alpha, out=out) is out
+        same(out, ops.add.Tensor.decomposition(a, b, alpha))
+        expected = ops.mul.Tensor.decomposition(a, b)
+        ops.mul.out(a, b, out=a)  # out= is an operand: the decomposition's path
+        same(a, expected)
+
+
+@given(st.sampled_from(DTYPES), st.integers(1, 3), st.integers(0, 3), st.integers(1, 3), st.data())
+def test_cat_and_stack_direct_kernels_match_decomposition(dtype, ndim, dim, count, data):
+    shape = data.draw(hnp.array_shapes(min_dims=ndim, max_dims=ndim, min_side=0, max_side=3))
+    dim = dim % ndim
+    tensors = []
+    for _ in range(count):
+        own = list(shape)
+        own[dim] = data.draw(st.integers(0, 3))
+        t = opweave.tensor(data.draw(values(dtype, tuple(own))))
+        if data.draw(st.booleans()) and t.ndim >= 2:
+            t = t.mT.contiguous().mT  # a transposed layout: the decomposition's path
+        tensors.append(t)
+    same(ops.cat.default(tensors, dim), ops.cat.default.decomposition(tensors, dim))
+    equal = [opweave.tensor(data.draw(values(dtype, shape))) for _ in range(count)]
+    for d in (dim, -1, ndim):
+        same(ops.stack.default(equal, d), ops.stack.default.decomposition(equal, d))
+
+
+@given(st.sampled_from(DTYPES), hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4), st.data())
+def test_mean_clamp_relu_direct_kernels_match_decomposition(dtype, shape, data):
+    a = opweave.tensor(data.draw(values(dtype, shape)))
+    ndim = len(shape)
+    dims = data.draw(st.lists(st.integers(-ndim, ndim - 1), min_size=1, max_size=ndim, unique_by=lambda d: d % ndim))
+    keepdim = data.draw(st.booleans())
+    bound = st.one_of(st.none(), st.integers(-3, 3), st.floats(-2, 2, width=32))
+    lo, hi = data.draw(bound), data.draw(bound)
+    with np.errstate(all="ignore"):
+        if a.dtype.is_floating_point:  # an integer mean raises (the decomposition's error)
+            same(ops.mean.dim(a, dims, keepdim), ops.mean.dim.decomposition(a, dims, keepdim))
+        if lo is not None or hi is not None:
+            same(ops.clamp.default(a, lo, hi), ops.clamp.default.decomposition(a, lo, hi))
+        same(ops.relu.default(a), ops.relu.default.decomposition(a))
+
+
+def test_everyday_direct_kernels_are_what_the_cpu_dispatches_to():
+    a, m = opweave.tensor([1.0, -2.0]), opweave.ones(2, 2)
+    calls = [(ops.cat.default, ([a, a],)), (ops.stack.default, ([a, a],)), (ops.mean.dim, (m, [0]))]
+    calls += [(ops.clamp.default, (a, 0, 1)), (ops.relu.default, (a,)), (ops.add.Tensor, (a, opweave.arange(2)))]
+    for op, args in calls:
+        assert opweave.dispatch.explain(op, *args).reasons[-1] == "Dense×cpu: kernel from cpu"
