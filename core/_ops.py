@@ -131,7 +131,7 @@ class OpPacket:
         self.name = name
         self.overloads: dict[str, OpOverload] = {}
         self._choices: dict = {}  # argument types and keyword names -> overload (see __call__)
-        self._single = None  # whether one overload (out= variants aside) takes every call
+        self._single = None  # (one overload takes every call without out=, one takes every call with it)
 
     def __getattr__(self, overload: str) -> OpOverload:
         if overload.startswith("__"):
@@ -155,12 +155,17 @@ class OpPacket:
                 return entry(*args, **kwargs)
             tail = args[start:]
             return entry(*args[:start], list(tail) if as_list else tail, **kwargs)
+        given = kwargs
         op, packed, kwargs = self._choose(args, kwargs)
         single = self._single
         if single is None:
-            single = self._single = sum(1 for o in self.overloads.values() if o.variant != "out") == 1
-        sequences = any(isinstance(v, (list, tuple)) for v in (*args, *kwargs.values()))
-        if "out" not in kwargs and (single or not sequences):
+            outs = sum(1 for o in self.overloads.values() if o.variant == "out")
+            single = self._single = (len(self.overloads) - outs == 1, outs == 1)
+        out = given.get("out")  # one out= tensor binds by its type; out=None and out=(a, b) change the call
+        cacheable = "out" not in given or isinstance(out, Tensor)
+        if cacheable and not single["out" in given]:
+            cacheable = not any(isinstance(v, (list, tuple)) for v in (*args, *given.values()))
+        if cacheable:
             # types decide unless a sequence's contents choose among overloads; varargs packed from ``start`` on
             start = None if packed is args else len(packed) - 1
             self._choices[key] = (op._entry, start, start is not None and type(packed[-1]) is list)

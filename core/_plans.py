@@ -379,8 +379,8 @@ def signature_function(op):
         if t.name == "Tensor" and not t.is_list and not t.optional:
             parts.append(
                 f"({name}._dtype, {name}._shape, {name}._stride if {name}._stride is not None else {name}.stride(), "
-                f"{name}._offset, {name}._device, {name}._keys) if type({name}) is _T and not {name}._wrapped_number "
-                f"else _tk({name})"
+                f"{name}._offset, {name}._device.index, {name}._keys) "  # the keys name the device type
+                f"if type({name}) is _T and not {name}._wrapped_number else _tk({name})"
             )
             tensor_args.append(name)
         elif t.name == "Tensor":

@@ -132,7 +132,7 @@ def test_cat_and_stack_direct_kernels_match_decomposition(dtype, ndim, dim, coun
 
 
 @given(st.sampled_from(DTYPES), hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4), st.data())
-def test_mean_clamp_relu_direct_kernels_match_decomposition(dtype, shape, data):
+def test_mean_clamp_relu_mse_direct_kernels_match_decomposition(dtype, shape, data):
     a = opweave.tensor(data.draw(values(dtype, shape)))
     ndim = len(shape)
     dims = data.draw(st.lists(st.integers(-ndim, ndim - 1), min_size=1, max_size=ndim, unique_by=lambda d: d % ndim))
@@ -145,6 +145,11 @@ def test_mean_clamp_relu_direct_kernels_match_decomposition(dtype, shape, data):
         if lo is not None or hi is not None:
             same(ops.clamp.default(a, lo, hi), ops.clamp.default.decomposition(a, lo, hi))
         same(ops.relu.default(a), ops.relu.default.decomposition(a))
+        if a.dtype.is_floating_point:
+            b = opweave.tensor(data.draw(values(dtype, shape)))
+            for reduction in (0, 1, 2):
+                expected = ops.mse_loss.default.decomposition(a, b, reduction)
+                same(ops.mse_loss.default(a, b, reduction), expected)
 
 
 def test_everyday_direct_kernels_are_what_the_cpu_dispatches_to():
@@ -153,3 +158,21 @@ def test_everyday_direct_kernels_are_what_the_cpu_dispatches_to():
     calls += [(ops.clamp.default, (a, 0, 1)), (ops.relu.default, (a,)), (ops.add.Tensor, (a, opweave.arange(2)))]
     for op, args in calls:
         assert opweave.dispatch.explain(op, *args).reasons[-1] == "Dense×cpu: kernel from cpu"
+
+
+FACTORY_DTYPES = [None, opweave.float32, opweave.float64, opweave.int32, opweave.int64, opweave.bool, opweave.complex64]
+
+
+@given(hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4), st.sampled_from(FACTORY_DTYPES), st.data())
+def test_factory_direct_kernels_match_decomposition(shape, dtype, data):
+    for op in (ops.zeros.default, ops.ones.default):
+        same(op(shape, dtype=dtype), op.decomposition(shape, dtype))
+    like = opweave.tensor(data.draw(values(np.float32, shape)))
+    if data.draw(st.booleans()) and like.ndim >= 2:
+        like = like.mT  # not C-contiguous: the decomposition's path keeps the layout
+    for op in (ops.zeros_like.default, ops.ones_like.default):
+        got, expected = op(like, dtype=dtype), op.decomposition(like, dtype)
+        same(got, expected)
+        assert got.stride() == expected.stride()
+    n = data.draw(st.integers(0, 20))
+    same(ops.arange.default(n), ops.arange.default.decomposition(n))

@@ -34,16 +34,24 @@ def out_dtype(dtype, rule: Out):
 
 def result(values, dtype, inputs=()):
     """A tensor of ``dtype`` owning ``values``; copies if ``values`` shares memory with an input."""
+    return _owned(values, dtype, [native(t) for t in inputs])
+
+
+def _owned(values, dtype, arrays) -> object:
+    """``result`` given the inputs' NumPy arrays."""
     r = values if type(values) is np.ndarray else np.asarray(values)
     if r.dtype != dtype.numpy:
         r = quiet(r.astype, dtype.numpy)  # float32 -> float16 overflows to inf, as intended
-    elif r.base is not None or not r.flags.owndata:  # a fresh ufunc result owns its memory: no check
-        for t in inputs:
-            if np.may_share_memory(r, native(t)):
-                r = r.copy()
-                break
-    elif any(r is native(t) for t in inputs):  # an input returned as is
-        r = r.copy()
+    else:
+        fresh = r.base is None and r.flags.owndata  # a fresh ufunc result owns its memory
+        for a in arrays:
+            if a is r:
+                fresh = False
+        if not fresh:
+            for a in arrays:
+                if np.may_share_memory(r, a):
+                    r = r.copy()
+                    break
     return wrap_same(r, dtype)
 
 
@@ -58,7 +66,7 @@ def elementwise(fn, rule: Out = Out.DEFAULT, widen: bool = True):
                 a = a.astype(np.float32)
             args.append(a)
         dtype = tensors[0].dtype
-        return result(quiet(fn, *args), dtype if rule is Out.DEFAULT else out_dtype(dtype, rule), tensors)
+        return _owned(quiet(fn, *args), dtype if rule is Out.DEFAULT else out_dtype(dtype, rule), args)
 
     kernel.__doc__ = fn.__doc__
     return kernel

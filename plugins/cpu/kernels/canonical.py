@@ -75,9 +75,9 @@ def _binary_out(name: str, functional):
     def kernel(x, y, *rest):
         out = rest[-1]
         result = functional(x, y, *rest[:-1])
-        if out.dtype is not result.dtype or out.shape != result.shape or not out.is_contiguous():
-            raise Decline(f"{name}: out= of another dtype, shape or layout")
         target = native(out)
+        if out.dtype is not result.dtype or target.shape != result.shape or not target.flags.c_contiguous:
+            raise Decline(f"{name}: out= of another dtype, shape or layout")
         if np.may_share_memory(target, native(x)) or np.may_share_memory(target, native(y)):
             raise Decline(f"{name}: out= shares memory with an operand")
         np.copyto(target, native(result))

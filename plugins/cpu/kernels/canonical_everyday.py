@@ -1,4 +1,4 @@
-"""Direct CPU kernels for more everyday canonical ops: cat, stack, mean.dim, clamp, relu.
+"""Direct CPU kernels for more everyday canonical ops: cat, stack, mean.dim, clamp, relu, mse_loss, factories.
 
 Like ``canonical``, each takes the common case in one or two NumPy calls and declines the
 rest (``raise Decline``), so the op's reference decomposition runs those calls and raises
@@ -11,14 +11,18 @@ and order, so results agree bit for bit (``tests/test_cpu_direct.py``):
   (``sum`` in the input's dtype, then a division by the count in that dtype);
 - ``clamp``: a float32/float64 tensor and Python int/float bounds the dtype holds
   (``maximum`` then ``minimum``, as the decomposition);
-- ``relu``: a float32/float64 tensor (``where(x <= 0, 0, x)``: NaN stays, -0.0 becomes 0).
+- ``relu``: a float32/float64 tensor (``where(x <= 0, 0, x)``: NaN stays, -0.0 becomes 0);
+- ``mse_loss``: two same-shape float32/float64 tensors (``d = x - y``, ``d * d``, then the sum over
+  every dim, divided by the count for ``mean``);
+- ``zeros``/``ones`` (and ``_like`` of a tensor with contiguous strides) of a plain dtype, strided and not pinned;
+  ``arange(n)`` of a non-negative Python int (int64).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import opweave
-from opweave.backends.kernel import Decline
+from opweave.backends.kernel import Decline, contiguous_strides
 
 from ._common import native, wrap
 from ._quiet import quiet
@@ -33,9 +37,10 @@ def _same_layout_natives(tensors, what: str) -> list:
     dtype = tensors[0].dtype
     arrays = []
     for t in tensors:
-        if t.dtype is not dtype or t.numel() == 0 or not t.is_contiguous():
+        a = native(t)
+        if t.dtype is not dtype or a.size == 0 or not a.flags.c_contiguous:  # the tensor's own layout, as NumPy sees it
             raise Decline(f"{what}: mixed dtypes, an empty or a non-contiguous tensor")
-        arrays.append(native(t))
+        arrays.append(a)
     return arrays
 
 
@@ -61,7 +66,9 @@ def _stack(tensors, dim=0):
     ndim = len(first) + 1
     if not -ndim <= dim < ndim or any(a.shape != first for a in arrays):
         raise Decline("stack: shapes differ or dim out of range")
-    return wrap(np.stack(arrays, axis=dim % ndim), tensors[0].dtype)
+    axis = dim % ndim
+    expanded = (*first[:axis], 1, *first[axis:])
+    return wrap(np.concatenate([a.reshape(expanded) for a in arrays], axis=axis), tensors[0].dtype)  # np.stack
 
 
 def _mean_dim(self, dim, keepdim=False, dtype=None):
@@ -128,7 +135,76 @@ def _relu(self):
     return wrap(quiet(np.where, quiet(np.less_equal, x, zero), zero, x), dtype)
 
 
+def _mse_loss(self, target, reduction=1):
+    """mse_loss of two same-shape float32/float64 tensors (else the decomposition).
+
+    ``(self - target)²``, then for ``mean`` the sum over every dim divided by the count, for ``sum`` the sum.
+    """
+    dtype = self.dtype
+    shape = self.shape
+    if dtype not in _FLOATS or target.dtype is not dtype or target.shape != shape or not shape:
+        raise Decline("mse_loss: not two same-shape float32/float64 tensors of at least one dim")
+    if type(reduction) is not int or reduction not in (0, 1, 2) or self.numel() == 0:
+        raise Decline("mse_loss: an empty tensor or a reduction that is not 0, 1 or 2")
+    return wrap(quiet(_squared_error, native(self), native(target), reduction), dtype)
+
+
+def _squared_error(x: np.ndarray, y: np.ndarray, reduction: int) -> np.ndarray:
+    d = np.subtract(x, y)
+    np.multiply(d, d, out=d)
+    if reduction == 0:
+        return d
+    total = np.add.reduce(d, tuple(range(d.ndim)), d.dtype)
+    return np.asarray(total if reduction == 2 else np.true_divide(total, d.dtype.type(d.size)))
+
+
+def _plain(dtype, layout, pin_memory, what: str):
+    """``dtype`` when a factory of it can be made by NumPy directly (strided, not pinned, a plain dtype)."""
+    if layout is not None or pin_memory or dtype.is_quantized or dtype.is_float8:
+        raise Decline(f"{what}: a layout, pinned memory, or a quantized/float8 dtype")
+    return dtype
+
+
+def _filled(fill: int, what: str):
+    def factory(size, dtype=None, layout=None, device=None, pin_memory=None):
+        dtype = _plain(dtype or opweave.get_default_dtype(), layout, pin_memory, what)
+        if any(n < 0 for n in size):
+            raise Decline(f"{what}: a negative size")
+        return wrap(np.full(size, fill, dtype.numpy), dtype)
+
+    factory.__doc__ = f"{what} of a plain dtype on the CPU (else the decomposition)."
+    return factory
+
+
+def _filled_like(fill: int, what: str):
+    def factory(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+        dtype = _plain(dtype or self.dtype, layout, pin_memory, what)
+        shape = self.shape
+        if memory_format not in (None, "preserve_format", "contiguous_format") or self.stride() != contiguous_strides(
+            shape
+        ):  # preserve_format keeps a dense tensor's strides exactly, size-1 dims included
+            raise Decline(f"{what}: a memory format, or a tensor whose strides are not the contiguous ones")
+        return wrap(np.full(shape, fill, dtype.numpy), dtype)
+
+    factory.__doc__ = f"{what} of a C-contiguous CPU tensor, a plain dtype (else the decomposition)."
+    return factory
+
+
+def _arange(end, dtype=None, layout=None, device=None, pin_memory=None):
+    """arange of a non-negative Python int end as int64 (else the decomposition)."""
+    if type(end) is not int or end < 0 or dtype not in (None, opweave.int64):
+        raise Decline("arange: not a non-negative int end with an int64 result")
+    _plain(opweave.int64, layout, pin_memory, "arange")
+    return wrap(np.arange(end, dtype=np.int64), opweave.int64)
+
+
 KERNELS = {
+    "zeros": _filled(0, "zeros"),
+    "ones": _filled(1, "ones"),
+    "zeros_like": _filled_like(0, "zeros_like"),
+    "ones_like": _filled_like(1, "ones_like"),
+    "arange": _arange,
+    "mse_loss": _mse_loss,
     "cat": _cat,
     "stack": _stack,
     "mean.dim": _mean_dim,
