@@ -266,6 +266,16 @@ def to(
     ``memory_format`` (``opweave.contiguous_format``, ``channels_last``...) lays the result out
     in that format; ``self`` is returned when nothing changes and ``copy`` is False.
     """
+    if (  # t.to(dtype), the everyday call: the planned _to_copy op (its plan runs the cast kernel only)
+        len(args) == 1
+        and type(args[0]) is _dtype.dtype
+        and device is None
+        and dtype is None
+        and not copy
+        and memory_format is None
+        and self._ag is None
+    ):
+        return self if args[0] is self._dtype else canonical._to_copy.default(self, dtype=args[0])
     flags = [a for a in args if isinstance(a, bool)]
     if len(flags) > 2 or args[len(args) - len(flags) :] != tuple(flags):
         raise TypeError("to(): positional bools are non_blocking and copy, after the device/dtype/tensor")

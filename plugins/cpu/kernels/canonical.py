@@ -109,6 +109,15 @@ def _sum(self, dtype=None):
     raise Decline("not float32/float64, or a dtype argument")
 
 
+def _max(self):
+    """max of every element of a non-empty float32/float64 tensor, NaN-propagating (else the decomposition)."""
+    own = self.dtype
+    a = native(self)
+    if own in _FAST_DTYPES and a.size:
+        return wrap_same(np.asarray(np.maximum.reduce(a, tuple(range(a.ndim)))), own)  # the amax prim's axes
+    raise Decline("not a non-empty float32/float64 tensor")
+
+
 def _matmul(self, other):
     """matmul of two same-dtype float32/float64 matrices with matching inner size (else the decomposition)."""
     dtype = self.dtype
@@ -134,5 +143,6 @@ KERNELS = {
     "mul.out": _binary_out("mul.out", _binary("mul", np.multiply)),
     "div.out": _binary_out("div.out", _binary("div", _quiet(np.true_divide))),
     "sum": _sum,
+    "max": _max,
     "matmul": _matmul,
 }

@@ -58,14 +58,14 @@ def _softmax_kernel(packet_name: str, log: bool, internal: bool):
 
 def _softmax_numpy(x: np.ndarray, dim: int, log: bool) -> np.ndarray:
     """(log-)softmax of ``x`` along ``dim`` in ``x``'s dtype, max-shifted."""
-    shifted = x - np.max(x, axis=dim, keepdims=True)
+    shifted = x - np.maximum.reduce(x, axis=dim, keepdims=True)  # np.max and np.sum without their wrappers
     if log:
         e = np.exp(shifted)
-        total = np.sum(e, axis=dim, keepdims=True)
+        total = np.add.reduce(e, axis=dim, keepdims=True)
         np.subtract(shifted, np.log(total, out=total), out=shifted)
         return shifted
     np.exp(shifted, out=shifted)
-    np.divide(shifted, np.sum(shifted, axis=dim, keepdims=True), out=shifted)
+    np.divide(shifted, np.add.reduce(shifted, axis=dim, keepdims=True), out=shifted)
     return shifted
 
 
