@@ -147,6 +147,9 @@ def test_mean_clamp_relu_mse_direct_kernels_match_decomposition(dtype, shape, da
         if lo is not None or hi is not None:
             same(ops.clamp.default(a, lo, hi), ops.clamp.default.decomposition(a, lo, hi))
         same(ops.relu.default(a), ops.relu.default.decomposition(a))
+        condition = opweave.tensor(data.draw(hnp.arrays(np.bool_, shape)))
+        other = opweave.tensor(data.draw(values(dtype, shape)))
+        same(ops.where.self(condition, a, other), ops.where.self.decomposition(condition, a, other))
         if a.dtype.is_floating_point:
             b = opweave.tensor(data.draw(values(dtype, shape)))
             for reduction in (0, 1, 2):
@@ -158,8 +161,11 @@ def test_everyday_direct_kernels_are_what_the_cpu_dispatches_to():
     a, m = opweave.tensor([1.0, -2.0]), opweave.ones(2, 2)
     calls = [(ops.cat.default, ([a, a],)), (ops.stack.default, ([a, a],)), (ops.mean.dim, (m, [0]))]
     calls += [(ops.clamp.default, (a, 0, 1)), (ops.relu.default, (a,)), (ops.add.Tensor, (a, opweave.arange(2)))]
+    calls += [(ops.where.self, (a > 0, a, a)), (ops.exp.default, (a,)), (ops.mse_loss.default, (a, a))]
+    calls += [(ops.zeros.default, ((2, 2),)), (ops.max.default, (a,))]
     for op, args in calls:
         assert opweave.dispatch.explain(op, *args).reasons[-1] == "Dense×cpu: kernel from cpu"
+    assert opweave.dispatch.explain(ops.add.out, a, a, out=opweave.empty(2)).reasons[-1] == "Dense×cpu: kernel from cpu"
 
 
 FACTORY_DTYPES = [None, opweave.float32, opweave.float64, opweave.int32, opweave.int64, opweave.bool, opweave.complex64]
@@ -178,3 +184,23 @@ def test_factory_direct_kernels_match_decomposition(shape, dtype, data):
         assert got.stride() == expected.stride()
     n = data.draw(st.integers(0, 20))
     same(ops.arange.default(n), ops.arange.default.decomposition(n))
+
+
+UNARY_NAMES = [
+    "exp", "expm1", "exp2", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal",
+    "sin", "cos", "tan", "tanh", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
+    "sigmoid", "erf", "erfc", "abs", "neg", "floor", "ceil", "trunc", "round",
+]  # fmt: skip
+
+
+@given(st.sampled_from(DTYPES), hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4), st.data())
+def test_unary_direct_kernels_match_decomposition(dtype, shape, data):
+    a = opweave.tensor(data.draw(values(dtype, shape)))
+    if data.draw(st.booleans()) and a.ndim >= 2:
+        a = a.mT  # a transposed view
+    with np.errstate(all="ignore"):
+        for name in UNARY_NAMES:
+            op = getattr(ops, name).default
+            got, expected = op(a), op.decomposition(a)
+            same(got, expected)
+            assert got.stride() == expected.stride() or got.numel() <= 1, name

@@ -34,10 +34,10 @@ def out_dtype(dtype, rule: Out):
 
 def result(values, dtype, inputs=()):
     """A tensor of ``dtype`` owning ``values``; copies if ``values`` shares memory with an input."""
-    return _owned(values, dtype, [native(t) for t in inputs])
+    return owned(values, dtype, [native(t) for t in inputs])
 
 
-def _owned(values, dtype, arrays) -> object:
+def owned(values, dtype, arrays) -> object:
     """``result`` given the inputs' NumPy arrays."""
     r = values if type(values) is np.ndarray else np.asarray(values)
     if r.dtype != dtype.numpy:
@@ -66,7 +66,7 @@ def elementwise(fn, rule: Out = Out.DEFAULT, widen: bool = True):
                 a = a.astype(np.float32)
             args.append(a)
         dtype = tensors[0].dtype
-        return _owned(quiet(fn, *args), dtype if rule is Out.DEFAULT else out_dtype(dtype, rule), args)
+        return owned(quiet(fn, *args), dtype if rule is Out.DEFAULT else out_dtype(dtype, rule), args)
 
     kernel.__doc__ = fn.__doc__
     return kernel

@@ -1,4 +1,4 @@
-"""Direct CPU kernels for more everyday canonical ops: cat, stack, mean.dim, clamp, relu, mse_loss, factories.
+"""Direct CPU kernels for more everyday canonical ops: cat, stack, mean.dim, clamp, relu, where, mse_loss, factories.
 
 Like ``canonical``, each takes the common case in one or two NumPy calls and declines the
 rest (``raise Decline``), so the op's reference decomposition runs those calls and raises
@@ -12,6 +12,7 @@ and order, so results agree bit for bit (``tests/test_cpu_direct.py``):
 - ``clamp``: a float32/float64 tensor and Python int/float bounds the dtype holds
   (``maximum`` then ``minimum``, as the decomposition);
 - ``relu``: a float32/float64 tensor (``where(x <= 0, 0, x)``: NaN stays, -0.0 becomes 0);
+- ``where``: a bool condition and two tensors of one dtype, all of one shape (``prims::where``'s call);
 - ``mse_loss``: two same-shape float32/float64 tensors (``d = x - y``, ``d * d``, then the sum over
   every dim, divided by the count for ``mean``);
 - ``zeros``/``ones`` (and ``_like`` of a tensor with contiguous strides) of a plain dtype, strided and not pinned;
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 import opweave
-from opweave.backends.kernel import Decline, contiguous_strides
+from opweave.backends.kernel import Decline, contiguous_strides, is_wrapped_number
 
 from ._common import native, wrap
 from ._quiet import quiet
@@ -135,6 +136,22 @@ def _relu(self):
     return wrap(quiet(np.where, quiet(np.less_equal, x, zero), zero, x), dtype)
 
 
+def _where(condition, self, other):
+    """where of a bool condition and two tensors of one dtype, all of one shape (else the decomposition)."""
+    dtype = self.dtype
+    shape = self.shape
+    if (
+        condition.dtype is not opweave.bool
+        or other.dtype is not dtype
+        or condition.shape != shape
+        or other.shape != shape
+        or is_wrapped_number(self)
+        or is_wrapped_number(other)
+    ):
+        raise Decline("where: not a bool condition and two same-dtype tensors of one shape")
+    return wrap(np.where(native(condition), native(self), native(other)), dtype)
+
+
 def _mse_loss(self, target, reduction=1):
     """mse_loss of two same-shape float32/float64 tensors (else the decomposition).
 
@@ -204,6 +221,7 @@ KERNELS = {
     "zeros_like": _filled_like(0, "zeros_like"),
     "ones_like": _filled_like(1, "ones_like"),
     "arange": _arange,
+    "where.self": _where,
     "mse_loss": _mse_loss,
     "cat": _cat,
     "stack": _stack,
