@@ -129,7 +129,13 @@ def _unary(packet):
 
 
 def _method(packet):
+    choices = packet._choices  # the packet's cached overload choices (cleared in place, never replaced)
+
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs:  # the packet's own lookup, without its frame: argument types -> entry point
+            choice = choices.get((type(self), *map(type, args)))
+            if choice is not None and choice[1] is None:
+                return choice[0](self, *args)
         return packet(self, *args, **kwargs)
 
     method.__name__ = packet.name

@@ -204,3 +204,14 @@ def test_unary_direct_kernels_match_decomposition(dtype, shape, data):
             got, expected = op(a), op.decomposition(a)
             same(got, expected)
             assert got.stride() == expected.stride() or got.numel() <= 1, name
+
+
+@given(st.sampled_from(DTYPES[:2]), st.integers(0, 4), st.integers(1, 4), st.integers(1, 4), st.booleans(), st.data())
+def test_linear_direct_kernel_matches_decomposition(dtype, n, k, m, with_bias, data):
+    x = opweave.tensor(data.draw(hnp.arrays(dtype, (n, k), elements=st.floats(-8, 8, width=32))))
+    w = opweave.tensor(data.draw(hnp.arrays(dtype, (m, k), elements=st.floats(-8, 8, width=32))))
+    bias = opweave.tensor(data.draw(values(dtype, (m,)))) if with_bias else None
+    if data.draw(st.booleans()):
+        w = w.mT.contiguous().mT  # a transposed layout: same values
+    with np.errstate(all="ignore"):
+        same(ops.linear.default(x, w, bias), ops.linear.default.decomposition(x, w, bias))

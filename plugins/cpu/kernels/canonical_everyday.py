@@ -1,4 +1,4 @@
-"""Direct CPU kernels for more everyday canonical ops: cat, stack, mean.dim, clamp, relu, where, mse_loss, factories.
+"""Direct CPU kernels for more everyday ops: cat, stack, mean.dim, clamp, relu, where, linear, mse_loss, factories.
 
 Like ``canonical``, each takes the common case in one or two NumPy calls and declines the
 rest (``raise Decline``), so the op's reference decomposition runs those calls and raises
@@ -13,6 +13,7 @@ and order, so results agree bit for bit (``tests/test_cpu_direct.py``):
   (``maximum`` then ``minimum``, as the decomposition);
 - ``relu``: a float32/float64 tensor (``where(x <= 0, 0, x)``: NaN stays, -0.0 becomes 0);
 - ``where``: a bool condition and two tensors of one dtype, all of one shape (``prims::where``'s call);
+- ``linear``: a 2-D float32/float64 input and weight (``mm``'s ``matmul``) and a 1-D bias (then ``add``);
 - ``mse_loss``: two same-shape float32/float64 tensors (``d = x - y``, ``d * d``, then the sum over
   every dim, divided by the count for ``mean``);
 - ``zeros``/``ones`` (and ``_like`` of a tensor with contiguous strides) of a plain dtype, strided and not pinned;
@@ -152,6 +153,23 @@ def _where(condition, self, other):
     return wrap(np.where(native(condition), native(self), native(other)), dtype)
 
 
+def _linear(input, weight, bias=None):  # noqa: A002 - PyTorch's argument name
+    """linear of a 2-D float32/float64 input and weight (and a 1-D bias) of one dtype (else the decomposition).
+
+    ``input @ weight.T`` (the ``mm`` prim's NumPy call), then ``+ bias`` broadcast over the rows.
+    """
+    dtype = input.dtype
+    x, w = native(input), native(weight)
+    if dtype not in _FLOATS or weight.dtype is not dtype or x.ndim != 2 or w.ndim != 2 or x.shape[1] != w.shape[1]:
+        raise Decline("linear: not a 2-D float32/float64 input and weight of one dtype and inner size")
+    if bias is not None and (bias.dtype is not dtype or bias.shape != (w.shape[0],) or is_wrapped_number(bias)):
+        raise Decline("linear: a bias that is not 1-D of the weight's rows and the input's dtype")
+    out = np.matmul(x, w.T)
+    if bias is not None:
+        out = quiet(np.add, out, native(bias))
+    return wrap(out, dtype)
+
+
 def _mse_loss(self, target, reduction=1):
     """mse_loss of two same-shape float32/float64 tensors (else the decomposition).
 
@@ -222,6 +240,7 @@ KERNELS = {
     "ones_like": _filled_like(1, "ones_like"),
     "arange": _arange,
     "where.self": _where,
+    "linear": _linear,
     "mse_loss": _mse_loss,
     "cat": _cat,
     "stack": _stack,
