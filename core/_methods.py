@@ -134,8 +134,13 @@ def _method(packet):
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
         if not kwargs:  # the packet's own lookup, without its frame: argument types -> entry point
             choice = choices.get((type(self), *map(type, args)))
-            if choice is not None and choice[1] is None:
-                return choice[0](self, *args)
+            if choice is not None:
+                entry, start, as_list = choice
+                if start is None:
+                    return entry(self, *args)
+                if start:  # varargs sizes from packet position ``start`` (``t.view(2, 8)``)
+                    tail = args[start - 1 :]
+                    return entry(self, *args[: start - 1], list(tail) if as_list else tail)
         return packet(self, *args, **kwargs)
 
     method.__name__ = packet.name

@@ -231,7 +231,7 @@ def _precomputed_view(a: Tensor, shape, stride, offset, dtype) -> Tensor:
 class Planned:
     """The Dense kernel of a canonical op whose decomposition is planned per signature."""
 
-    __slots__ = ("op", "decomposition", "keyset", "plans", "seen", "mutates", "signature", "__weakref__")
+    __slots__ = ("op", "decomposition", "keyset", "plans", "seen", "mutates", "signature", "call", "__weakref__")
 
     def __init__(self, op, decomposition, keyset: int):
         self.op, self.decomposition, self.keyset = op, decomposition, keyset
@@ -239,6 +239,7 @@ class Planned:
         self.seen: set = set()  # signatures called once: recorded at their second call
         self.mutates = bool(op.schema.mutated_arguments)
         self.signature = signature_function(op)
+        self.call = _fast_call(self)  # what the dispatcher caches: the replay path in one frame
 
     def __call__(self, *args):
         if not _enabled or _tls.recorder is not None or _STATE.included & _UNPLANNED_LAYERS:
@@ -295,10 +296,49 @@ class Planned:
 
 
 def planned(op, decomposition, keyset: int):
-    """``decomposition`` as the Dense kernel of ``op`` for ``keyset``: planned unless the op cannot be."""
+    """``decomposition`` as the Dense kernel of ``op`` for ``keyset``: planned unless the op cannot be.
+
+    The kernel is the :class:`Planned` object's generated ``call`` function (its ``planned``
+    attribute is the object): a replay costs one Python frame before the plan's own.
+    """
     if op.tags & UNPLANNABLE_TAGS or op.kind == "prim":
         return decomposition
-    return Planned(op, decomposition, keyset)
+    return Planned(op, decomposition, keyset).call
+
+
+def planned_kernel(fn) -> Planned | None:
+    """The :class:`Planned` object behind a cached kernel (None: the kernel is not a planned decomposition)."""
+    return fn if isinstance(fn, Planned) else getattr(fn, "planned", None)
+
+
+def _fast_call(planned: Planned):
+    """Generate ``call(a0, ...)``: the signature computed inline, a current plan replayed, else ``Planned.__call__``.
+
+    It reads the module's flags (``_enabled``, ``_check``) and thread state live, as ``__call__`` does.
+    """
+    params, key = _signature_source(planned.op)
+    source = (
+        f"def _make(_decomposition, _plans_get, _slow):\n"
+        f"    def call({params}):\n"
+        f"        if _enabled and not _check and _tls.recorder is None and not _STATE.included & _UNPLANNED_LAYERS:\n"
+        f"            try:\n"
+        f"                plan = _plans_get({key})\n"
+        f"            except _NoPlan:\n"
+        f"                return _decomposition({params})\n"
+        f"            if type(plan) is Plan and plan.generation == _dispatcher.plan_generation:\n"
+        f"                try:\n"
+        f"                    return plan.run({params})\n"
+        f"                except BaseException:  # the decomposition raises the call's own error\n"
+        f"                    return _decomposition({params})\n"
+        f"        return _slow({params})\n"
+        f"    return call\n"
+    )
+    env: dict = {}
+    exec(compile(source, f"<opweave planned {planned.op.name}>", "exec"), globals(), env)
+    call = env["_make"](planned.decomposition, planned.plans.get, planned.__call__)
+    call.planned = planned
+    call.__qualname__ = call.__name__ = planned.op.name
+    return call
 
 
 _state = local
@@ -372,6 +412,14 @@ def _storage_aliasing(*tensors):
 
 def signature_function(op):
     """Generate ``key(*args)`` for ``op``: its arguments' plan key and the thread's modes (``_NoPlan``: none)."""
+    params, key = _signature_source(op)
+    env: dict = {}
+    exec(compile(f"def key({params}):\n    return {key}\n", f"<opweave plan key {op.name}>", "exec"), globals(), env)
+    return env["key"]
+
+
+def _signature_source(op) -> tuple[str, str]:
+    """``(parameters, key expression)`` of ``op``'s plan key (it names this module's globals)."""
     parts, tensor_args = [], []
     for i, arg in enumerate(op.schema.arguments):
         t = arg.type
@@ -402,18 +450,12 @@ def signature_function(op):
             parts.append(f"_storages({', '.join(tensor_args)})")
     parts.append("_st.included, _st.excluded, _st.inference, _dt._default_dtype")
     params = ", ".join(f"a{i}" for i in range(len(op.schema.arguments)))
-    source = f"def key({params}):\n    return ({', '.join(parts)},)\n"
-    env = {
-        "_T": Tensor,
-        "_tk": _tensor_key,
-        "_vk": _value_key,
-        "_alias": _aliasing,
-        "_storages": _storage_aliasing,
-        "_st": _STATE,
-        "_dt": _dtype_module,
-    }
-    exec(compile(source, f"<opweave plan key {op.name}>", "exec"), env)
-    return env["key"]
+    return params, f"({', '.join(parts)},)"
+
+
+# the names the generated key source uses
+_T, _tk, _vk, _alias, _storages = Tensor, _tensor_key, _value_key, _aliasing, _storage_aliasing
+_st, _dt = _STATE, _dtype_module
 
 
 def _storage_id(t: Tensor):
@@ -638,8 +680,9 @@ def trace_fallback(op, keyset: int, *args):
         below = _dispatcher.mixed_device_keyset(op, below, args)
     declines = []  # (candidate, its reason) of the kernels that declined, for ``explain``
     for fn, why in _dispatcher.candidates(op, below):
-        if isinstance(fn, Planned) or fn is op.decomposition:
-            decomposition = fn.decomposition if isinstance(fn, Planned) else fn
+        planned_fn = planned_kernel(fn)
+        if planned_fn is not None or fn is op.decomposition:
+            decomposition = fn if planned_fn is None else planned_fn.decomposition
             if declines:
                 _dispatcher.declines[(op.name, below)] = declines
             return decomposition(*args)  # descend: the ops it calls are traced
@@ -771,8 +814,10 @@ def planned_of(op) -> list:
     """The :class:`Planned` kernels of ``op`` in its dispatch cache (one per key set that runs its decomposition)."""
     found = []
     for entry in _dispatcher.cache_for(op).values():
-        if isinstance(entry, Planned):
-            found.append(entry)
+        entry_planned = planned_kernel(entry)
+        if entry_planned is not None:
+            found.append(entry_planned)
         elif type(entry) is tuple:  # (first candidate's reason, the candidates after it) of a declined kernel
-            found.extend(fn for fn, _ in entry[1] if isinstance(fn, Planned)) if type(entry[1]) is list else None
+            if type(entry[1]) is list:
+                found.extend(planned_kernel(fn) for fn, _ in entry[1] if planned_kernel(fn) is not None)
     return found

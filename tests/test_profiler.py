@@ -132,7 +132,7 @@ def test_memory_is_the_bytes_of_new_outputs(shape, dtype):
     x = opweave.ones(shape, dtype=dtype)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     with profile(profile_memory=True) as prof:
-        made = opweave.zeros(shape, dtype=dtype)  # zeros -> prims::full
+        made = opweave.full(shape, 0, dtype=dtype)  # full -> prims::full (zeros has a direct CPU kernel)
         summed = ops.prims.add(x, made) if dtype is not opweave.bool else ops.prims.bitwise_or(x, made)
         ops.prims.copy_to(made, summed)  # in place: writes into an input's storage
         ops.prims.view_of(made)  # a view: shares the input's storage
@@ -145,7 +145,7 @@ def test_memory_is_the_bytes_of_new_outputs(shape, dtype):
 
 def test_memory_is_not_recorded_without_profile_memory():
     with profile() as prof:
-        opweave.zeros(10)
+        opweave.full((10,), 0.0)  # full and its prims::full
     assert [e.cpu_memory_usage for e in prof.events()] == [0, 0]
     assert "CPU Mem" not in prof.key_averages().table()
 
