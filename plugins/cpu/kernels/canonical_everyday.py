@@ -193,16 +193,18 @@ def _squared_error(x: np.ndarray, y: np.ndarray, reduction: int) -> np.ndarray:
     return np.asarray(total if reduction == 2 else np.true_divide(total, d.dtype.type(d.size)))
 
 
-def _plain(dtype, layout, pin_memory, what: str):
-    """``dtype`` when a factory of it can be made by NumPy directly (strided, not pinned, a plain dtype)."""
+def _plain(dtype, layout, pin_memory, what: str, device=None):
+    """``dtype`` when a factory of it can be made by NumPy directly (strided, not pinned, a plain dtype, the CPU)."""
     if layout is not None or pin_memory or dtype.is_quantized or dtype.is_float8:
         raise Decline(f"{what}: a layout, pinned memory, or a quantized/float8 dtype")
+    if device is not None and device.type != "cpu":  # ``zeros_like(t, device="meta")`` of a CPU tensor
+        raise Decline(f"{what}: a result on another device")
     return dtype
 
 
 def _filled(fill: int, what: str):
     def factory(size, dtype=None, layout=None, device=None, pin_memory=None):
-        dtype = _plain(dtype or opweave.get_default_dtype(), layout, pin_memory, what)
+        dtype = _plain(dtype or opweave.get_default_dtype(), layout, pin_memory, what, device)
         if any(n < 0 for n in size):
             raise Decline(f"{what}: a negative size")
         return wrap(np.full(size, fill, dtype.numpy), dtype)
@@ -213,7 +215,7 @@ def _filled(fill: int, what: str):
 
 def _filled_like(fill: int, what: str):
     def factory(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-        dtype = _plain(dtype or self.dtype, layout, pin_memory, what)
+        dtype = _plain(dtype or self.dtype, layout, pin_memory, what, device)
         shape = self.shape
         if memory_format not in (None, "preserve_format", "contiguous_format") or self.stride() != contiguous_strides(
             shape
@@ -229,7 +231,7 @@ def _arange(end, dtype=None, layout=None, device=None, pin_memory=None):
     """arange of a non-negative Python int end as int64 (else the decomposition)."""
     if type(end) is not int or end < 0 or dtype not in (None, opweave.int64):
         raise Decline("arange: not a non-negative int end with an int64 result")
-    _plain(opweave.int64, layout, pin_memory, "arange")
+    _plain(opweave.int64, layout, pin_memory, "arange", device)
     return wrap(np.arange(end, dtype=np.int64), opweave.int64)
 
 
