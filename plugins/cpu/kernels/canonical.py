@@ -109,6 +109,44 @@ def _sum(self, dtype=None):
     raise Decline("not float32/float64, or a dtype argument")
 
 
+def _inplace(name: str, ufunc):
+    """``self op= other`` for a C-contiguous float32/float64 ``self`` and a Python number (``.Scalar``), a
+    wrapped one, or a same-dtype same-shape tensor that is ``self`` or shares no memory with it (``.Tensor``);
+    alpha 1. The decomposition's functional op, then ``copy_to``, computes the same ufunc in the same dtype."""
+
+    def kernel(self, other, *rest):
+        if rest and not (type(rest[0]) is int and rest[0] == 1):
+            raise Decline(f"{name}: alpha != 1")
+        dtype = self.dtype
+        x = native(self)
+        if dtype not in _FAST_DTYPES or not x.flags.c_contiguous or not x.flags.writeable:
+            raise Decline(f"{name}: not a writable C-contiguous float32/float64 tensor")
+        if type(other) is int or type(other) is float:
+            operand = other
+        elif isinstance(other, opweave.Tensor) and is_wrapped_number(other):
+            operand = native(other).item()
+            if type(operand) is not int and type(operand) is not float:
+                raise Decline(f"{name}: a bool or complex number")
+        elif (
+            isinstance(other, opweave.Tensor)
+            and other.dtype is dtype
+            and other.shape == self.shape
+            and (other is self or not np.may_share_memory(x, native(other)))
+        ):
+            operand = native(other)
+        else:
+            raise Decline(f"{name}: not a Python number or a same-dtype same-shape tensor apart from self")
+        if type(operand) is not np.ndarray:
+            largest = float(np.finfo(x.dtype).max)
+            if not -largest <= operand <= largest:
+                raise Decline(f"{name}: a number out of the dtype's finite range")
+        quiet(ufunc, x, operand, x)
+        return self
+
+    kernel.__doc__ = f"{name} in place on a C-contiguous float32/float64 tensor (else the decomposition)."
+    return kernel
+
+
 def _max(self):
     """max of every element of a non-empty float32/float64 tensor, NaN-propagating (else the decomposition)."""
     own = self.dtype
@@ -142,6 +180,14 @@ KERNELS = {
     "sub.out": _binary_out("sub.out", _binary("sub", np.subtract)),
     "mul.out": _binary_out("mul.out", _binary("mul", np.multiply)),
     "div.out": _binary_out("div.out", _binary("div", _quiet(np.true_divide))),
+    "add_.Tensor": _inplace("add_.Tensor", np.add),
+    "add_.Scalar": _inplace("add_.Scalar", np.add),
+    "sub_.Tensor": _inplace("sub_.Tensor", np.subtract),
+    "sub_.Scalar": _inplace("sub_.Scalar", np.subtract),
+    "mul_.Tensor": _inplace("mul_.Tensor", np.multiply),
+    "mul_.Scalar": _inplace("mul_.Scalar", np.multiply),
+    "div_.Tensor": _inplace("div_.Tensor", np.true_divide),
+    "div_.Scalar": _inplace("div_.Scalar", np.true_divide),
     "sum": _sum,
     "max": _max,
     "matmul": _matmul,

@@ -202,12 +202,21 @@ def _plain(dtype, layout, pin_memory, what: str, device=None):
     return dtype
 
 
+def _full(shape, fill: int, dtype) -> np.ndarray:
+    """``np.full`` without its Python wrapper: zeros from ``np.zeros``, else an empty array filled."""
+    if fill == 0:
+        return np.zeros(shape, dtype)
+    a = np.empty(shape, dtype)
+    a.fill(fill)
+    return a
+
+
 def _filled(fill: int, what: str):
     def factory(size, dtype=None, layout=None, device=None, pin_memory=None):
         dtype = _plain(dtype or opweave.get_default_dtype(), layout, pin_memory, what, device)
-        if any(n < 0 for n in size):
+        if size and min(size) < 0:
             raise Decline(f"{what}: a negative size")
-        return wrap(np.full(size, fill, dtype.numpy), dtype)
+        return wrap(_full(size, fill, dtype.numpy), dtype)
 
     factory.__doc__ = f"{what} of a plain dtype on the CPU (else the decomposition)."
     return factory
@@ -221,7 +230,7 @@ def _filled_like(fill: int, what: str):
             shape
         ):  # preserve_format keeps a dense tensor's strides exactly, size-1 dims included
             raise Decline(f"{what}: a memory format, or a tensor whose strides are not the contiguous ones")
-        return wrap(np.full(shape, fill, dtype.numpy), dtype)
+        return wrap(_full(shape, fill, dtype.numpy), dtype)
 
     factory.__doc__ = f"{what} of a C-contiguous CPU tensor, a plain dtype (else the decomposition)."
     return factory
