@@ -68,12 +68,27 @@ def _times_then(ufunc, a: np.ndarray, b: np.ndarray, alpha) -> np.ndarray:
     return np.asarray(ufunc(a, np.multiply(b, alpha)))
 
 
-def _binary_out(name: str, functional):
+def _binary_out(name: str, functional, ufunc=None):
     """The ``out=`` kernel of a binary op: ``functional``'s result copied into ``out`` when ``out`` is a
-    C-contiguous tensor of the result's dtype and shape sharing no memory with the operands."""
+    C-contiguous tensor of the result's dtype and shape sharing no memory with the operands. Two same-shape
+    tensors of ``out``'s float32/float64 dtype (no alpha) are computed by ``ufunc`` straight into ``out``."""
 
     def kernel(x, y, *rest):
         out = rest[-1]
+        dtype = out.dtype
+        plain = len(rest) == 1 or (type(rest[0]) is int and rest[0] == 1)  # no alpha, or alpha 1
+        if ufunc is not None and plain and x.dtype is dtype and y.dtype is dtype and dtype in _FAST_DTYPES:
+            target, a, b = native(out), native(x), native(y)
+            if (
+                a.shape == b.shape == target.shape
+                and target.flags.c_contiguous
+                and not is_wrapped_number(x)
+                and not is_wrapped_number(y)
+                and not np.may_share_memory(target, a)
+                and not np.may_share_memory(target, b)
+            ):
+                quiet(ufunc, a, b, target)
+                return out
         result = functional(x, y, *rest[:-1])
         target = native(out)
         if out.dtype is not result.dtype or target.shape != result.shape or not target.flags.c_contiguous:
@@ -176,10 +191,10 @@ KERNELS = {
     "le.Tensor": _binary("le", np.less_equal, opweave.bool),
     "gt.Tensor": _binary("gt", np.greater, opweave.bool),
     "ge.Tensor": _binary("ge", np.greater_equal, opweave.bool),
-    "add.out": _binary_out("add.out", _binary("add", np.add)),
-    "sub.out": _binary_out("sub.out", _binary("sub", np.subtract)),
-    "mul.out": _binary_out("mul.out", _binary("mul", np.multiply)),
-    "div.out": _binary_out("div.out", _binary("div", _quiet(np.true_divide))),
+    "add.out": _binary_out("add.out", _binary("add", np.add), np.add),
+    "sub.out": _binary_out("sub.out", _binary("sub", np.subtract), np.subtract),
+    "mul.out": _binary_out("mul.out", _binary("mul", np.multiply), np.multiply),
+    "div.out": _binary_out("div.out", _binary("div", _quiet(np.true_divide)), np.true_divide),
     "add_.Tensor": _inplace("add_.Tensor", np.add),
     "add_.Scalar": _inplace("add_.Scalar", np.add),
     "sub_.Tensor": _inplace("sub_.Tensor", np.subtract),
