@@ -26,7 +26,8 @@ import numpy as np
 import opweave
 from opweave.backends.kernel import Decline, contiguous_strides, is_wrapped_number
 
-from ._common import native, wrap
+from .._backend import wrap_same
+from ._common import native
 from ._quiet import quiet
 
 _FLOATS = frozenset({opweave.float32, opweave.float64})
@@ -58,7 +59,7 @@ def _cat(tensors, dim=0):
         shape = a.shape
         if len(shape) != ndim or shape[:axis] != first[:axis] or shape[axis + 1 :] != first[axis + 1 :]:
             raise Decline("cat: sizes differ outside the dim")
-    return wrap(np.concatenate(arrays, axis=axis), tensors[0].dtype)
+    return wrap_same(np.concatenate(arrays, axis=axis), tensors[0].dtype)
 
 
 def _stack(tensors, dim=0):
@@ -70,7 +71,7 @@ def _stack(tensors, dim=0):
         raise Decline("stack: shapes differ or dim out of range")
     axis = dim % ndim
     expanded = (*first[:axis], 1, *first[axis:])
-    return wrap(np.concatenate([a.reshape(expanded) for a in arrays], axis=axis), tensors[0].dtype)  # np.stack
+    return wrap_same(np.concatenate([a.reshape(expanded) for a in arrays], axis=axis), tensors[0].dtype)  # np.stack
 
 
 def _mean_dim(self, dim, keepdim=False, dtype=None):
@@ -96,7 +97,7 @@ def _mean_dim(self, dim, keepdim=False, dtype=None):
     x = native(self)
     scalar = x.dtype.type
     total = quiet(np.add.reduce, x, axes, x.dtype, None, keepdim)  # what np.sum (the sum prim) runs
-    return wrap(quiet(np.true_divide, total, scalar(count)), own)
+    return wrap_same(np.asarray(quiet(np.true_divide, total, scalar(count))), own)  # 0-dim: a NumPy scalar
 
 
 def _bound(value, dtype):
@@ -124,7 +125,7 @@ def _clamp(self, min=None, max=None):
         x = np.maximum(x, scalar(lo))
     if hi is not None:
         x = np.minimum(x, scalar(hi))
-    return wrap(x, dtype)
+    return wrap_same(np.asarray(x), dtype)  # a 0-dim tensor's maximum is a NumPy scalar
 
 
 def _relu(self):
@@ -134,7 +135,7 @@ def _relu(self):
         raise Decline("relu: not float32/float64")
     x = native(self)
     zero = x.dtype.type(0)
-    return wrap(np.where(x <= zero, zero, x), dtype)  # comparing a NaN warns of nothing
+    return wrap_same(np.where(x <= zero, zero, x), dtype)  # comparing a NaN warns of nothing
 
 
 def _where(condition, self, other):
@@ -150,7 +151,7 @@ def _where(condition, self, other):
         or is_wrapped_number(other)
     ):
         raise Decline("where: not a bool condition and two same-dtype tensors of one shape")
-    return wrap(np.where(native(condition), native(self), native(other)), dtype)
+    return wrap_same(np.where(native(condition), native(self), native(other)), dtype)
 
 
 def _linear(input, weight, bias=None):  # noqa: A002 - PyTorch's argument name
@@ -167,7 +168,7 @@ def _linear(input, weight, bias=None):  # noqa: A002 - PyTorch's argument name
     out = np.matmul(x, w.T)
     if bias is not None:
         out = quiet(np.add, out, native(bias))
-    return wrap(out, dtype)
+    return wrap_same(out, dtype)
 
 
 def _mse_loss(self, target, reduction=1):
@@ -181,7 +182,7 @@ def _mse_loss(self, target, reduction=1):
         raise Decline("mse_loss: not two same-shape float32/float64 tensors of at least one dim")
     if type(reduction) is not int or reduction not in (0, 1, 2) or self.numel() == 0:
         raise Decline("mse_loss: an empty tensor or a reduction that is not 0, 1 or 2")
-    return wrap(quiet(_squared_error, native(self), native(target), reduction), dtype)
+    return wrap_same(quiet(_squared_error, native(self), native(target), reduction), dtype)
 
 
 def _squared_error(x: np.ndarray, y: np.ndarray, reduction: int) -> np.ndarray:
@@ -216,7 +217,7 @@ def _filled(fill: int, what: str):
         dtype = _plain(dtype or opweave.get_default_dtype(), layout, pin_memory, what, device)
         if size and min(size) < 0:
             raise Decline(f"{what}: a negative size")
-        return wrap(_full(size, fill, dtype.numpy), dtype)
+        return wrap_same(_full(size, fill, dtype.numpy), dtype)
 
     factory.__doc__ = f"{what} of a plain dtype on the CPU (else the decomposition)."
     return factory
@@ -230,7 +231,7 @@ def _filled_like(fill: int, what: str):
             shape
         ):  # preserve_format keeps a dense tensor's strides exactly, size-1 dims included
             raise Decline(f"{what}: a memory format, or a tensor whose strides are not the contiguous ones")
-        return wrap(_full(shape, fill, dtype.numpy), dtype)
+        return wrap_same(_full(shape, fill, dtype.numpy), dtype)
 
     factory.__doc__ = f"{what} of a C-contiguous CPU tensor, a plain dtype (else the decomposition)."
     return factory
@@ -241,7 +242,7 @@ def _arange(end, dtype=None, layout=None, device=None, pin_memory=None):
     if type(end) is not int or end < 0 or dtype not in (None, opweave.int64):
         raise Decline("arange: not a non-negative int end with an int64 result")
     _plain(opweave.int64, layout, pin_memory, "arange", device)
-    return wrap(np.arange(end, dtype=np.int64), opweave.int64)
+    return wrap_same(np.arange(end, dtype=np.int64), opweave.int64)
 
 
 KERNELS = {
