@@ -312,30 +312,27 @@ def planned_kernel(fn) -> Planned | None:
 
 
 def _fast_call(planned: Planned):
-    """Generate ``call(a0, ...)``: the signature computed inline, a current plan replayed, else ``Planned.__call__``.
+    """``call(*args)``: a current plan of the call's signature replayed, else ``Planned.__call__``.
 
-    It reads the module's flags (``_enabled``, ``_check``) and thread state live, as ``__call__`` does.
+    A closure, not generated code, so that an op's first call compiles nothing more; it reads the
+    module's flags (``_enabled``, ``_check``) and the thread's state live, as ``__call__`` does.
     """
-    params, key = _signature_source(planned.op)
-    source = (
-        f"def _make(_decomposition, _plans_get, _slow):\n"
-        f"    def call({params}):\n"
-        f"        if _enabled and not _check and _tls.recorder is None and not _STATE.included & _UNPLANNED_LAYERS:\n"
-        f"            try:\n"
-        f"                plan = _plans_get({key})\n"
-        f"            except _NoPlan:\n"
-        f"                return _decomposition({params})\n"
-        f"            if type(plan) is Plan and plan.generation == _dispatcher.plan_generation:\n"
-        f"                try:\n"
-        f"                    return plan.run({params})\n"
-        f"                except BaseException:  # the decomposition raises the call's own error\n"
-        f"                    return _decomposition({params})\n"
-        f"        return _slow({params})\n"
-        f"    return call\n"
-    )
-    env: dict = {}
-    exec(compile(source, f"<opweave planned {planned.op.name}>", "exec"), globals(), env)
-    call = env["_make"](planned.decomposition, planned.plans.get, planned.__call__)
+    signature, plans_get = planned.signature, planned.plans.get
+    decomposition, slow = planned.decomposition, planned.__call__
+
+    def call(*args):
+        if _enabled and not _check and _tls.recorder is None and not _STATE.included & _UNPLANNED_LAYERS:
+            try:
+                plan = plans_get(signature(*args))
+            except _NoPlan:
+                return decomposition(*args)
+            if type(plan) is Plan and plan.generation == _dispatcher.plan_generation:
+                try:
+                    return plan.run(*args)
+                except BaseException:  # the decomposition raises the call's own error
+                    return decomposition(*args)
+        return slow(*args)
+
     call.planned = planned
     call.__qualname__ = call.__name__ = planned.op.name
     return call
