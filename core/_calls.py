@@ -16,6 +16,8 @@ from ._state import local
 from ._tensor import Tensor
 
 dispatch = DISPATCHER.call
+_DENSE = _keys.layer_bit(Layer.Dense)
+_STATE = local()
 declined = DISPATCHER.declined
 
 
@@ -31,9 +33,12 @@ def factory_keys(op, args) -> int:
         names = [a.name for a in op.schema.arguments]
         position = op._device_position = names.index("device") if "device" in names else -1
     value = args[position] if position >= 0 else None
+    if value is None and _STATE.default_device is None:  # the everyday case: no device anywhere, the CPU
+        _backends.ensure_loaded("cpu", op.name)
+        return _DENSE | _keys.backend_bit("cpu")
     dev = as_device(value) if value is not None else get_default_device()
     _backends.ensure_loaded(dev.type, op.name)
-    return _keys.layer_bit(Layer.Dense) | _keys.backend_bit(dev.type)
+    return _DENSE | _keys.backend_bit(dev.type)
 
 
 def call_positional(op, args: tuple):

@@ -188,6 +188,12 @@ def to_device(value, op: str, arg: str):
 def to_list(value, elem, size, op: str, arg: str) -> tuple:
     """An ``int[]`` / ``int[N]`` (or other list) argument as a tuple; a bare int is repeated N times."""
     if isinstance(value, (list, tuple)):
+        if elem is to_int:
+            for v in value:
+                if type(v) is not int:
+                    break
+            else:  # plain ints (sizes, dims): nothing to convert
+                return value if type(value) is tuple else tuple(value)
         return tuple(elem(v, op, arg) for v in value)
     if isinstance(value, Tensor) or isinstance(value, bool):
         _fail(value, op, arg, "a sequence")

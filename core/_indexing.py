@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 
-from . import _dtype
+from . import _dtype, _fastpaths
 from ._ops import prims
 from ._tensor import Tensor
 
@@ -69,6 +69,9 @@ def __getitem__(self, idx):
                 )
                 view._base = self if self._base is None else self._base
                 return view
+    direct = _fastpaths.getitem(self, idx)
+    if direct is not None:
+        return direct
     view, entries, front = _apply(self, idx)
     if entries is None:
         return view

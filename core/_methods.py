@@ -149,10 +149,21 @@ def _unary(packet):
 
 
 def _method(packet):
+    choices = packet._choices  # the packet's cached overload choices (cleared in place, never replaced)
+
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-        if type(self) is Tensor or isinstance(self, Tensor):
-            return packet(self, *args, **kwargs)
-        raise not_a_tensor(method.__name__, self)
+        if not (type(self) is Tensor or isinstance(self, Tensor)):
+            raise not_a_tensor(method.__name__, self)
+        if not kwargs:  # the packet's own lookup, without its frame: argument types -> entry point
+            choice = choices.get((type(self), *map(type, args)))
+            if choice is not None:
+                entry, start, as_list = choice
+                if start is None:
+                    return entry(self, *args)
+                if start:  # varargs sizes from packet position ``start`` (``t.view(2, 8)``)
+                    tail = args[start - 1 :]
+                    return entry(self, *args[: start - 1], list(tail) if as_list else tail)
+        return packet(self, *args, **kwargs)
 
     method.__name__ = packet.name
     method.__qualname__ = f"Tensor.{packet.name}"
@@ -290,6 +301,16 @@ def to(
     ``memory_format`` (``opweave.contiguous_format``, ``channels_last``...) lays the result out
     in that format; ``self`` is returned when nothing changes and ``copy`` is False.
     """
+    if (  # t.to(dtype), the everyday call: the planned _to_copy op (its plan runs the cast kernel only)
+        len(args) == 1
+        and type(args[0]) is _dtype.dtype
+        and device is None
+        and dtype is None
+        and not copy
+        and memory_format is None
+        and self._ag is None
+    ):
+        return self if args[0] is self._dtype else canonical._to_copy.default(self, dtype=args[0])
     flags = [a for a in args if isinstance(a, bool)]
     if len(flags) > 2 or args[len(args) - len(flags) :] != tuple(flags):
         raise TypeError("to(): positional bools are non_blocking and copy, after the device/dtype/tensor")

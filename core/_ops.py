@@ -131,6 +131,7 @@ class OpPacket:
         self.name = name
         self.overloads: dict[str, OpOverload] = {}
         self._choices: dict = {}  # argument types and keyword names -> overload (see __call__)
+        self._single = None  # (one overload takes every call without out=, one takes every call with it)
 
     def __getattr__(self, overload: str) -> OpOverload:
         if overload.startswith("__"):
@@ -149,11 +150,25 @@ class OpPacket:
         )
         choice = self._choices.get(key)
         if choice is not None:
-            op, packs = choice
-            return op._entry(*(pack_varargs(op, args) if packs else args), **kwargs)
+            entry, start, as_list = choice
+            if start is None:
+                return entry(*args, **kwargs)
+            tail = args[start:]
+            return entry(*args[:start], list(tail) if as_list else tail, **kwargs)
+        given = kwargs
         op, packed, kwargs = self._choose(args, kwargs)
-        if not any(isinstance(v, (list, tuple)) for v in (*args, *kwargs.values())) and "out" not in kwargs:
-            self._choices[key] = (op, packed is not args)  # types decide unless a sequence's contents matter
+        single = self._single
+        if single is None:
+            outs = sum(1 for o in self.overloads.values() if o.variant == "out")
+            single = self._single = (len(self.overloads) - outs == 1, outs == 1)
+        out = given.get("out")  # one out= tensor binds by its type; out=None and out=(a, b) change the call
+        cacheable = "out" not in given or isinstance(out, Tensor)
+        if cacheable and not single["out" in given]:
+            cacheable = not any(isinstance(v, (list, tuple)) for v in (*args, *given.values()))
+        if cacheable:
+            # types decide unless a sequence's contents choose among overloads; varargs packed from ``start`` on
+            start = None if packed is args else len(packed) - 1
+            self._choices[key] = (op._entry, start, start is not None and type(packed[-1]) is list)
         return op._entry(*packed, **kwargs)
 
     def _choose(self, args, kwargs):
@@ -330,6 +345,8 @@ def _install(op: OpOverload) -> OpOverload:
     if packet is None:
         packet = space._packets[op.schema.name] = OpPacket(op.schema.name)
     packet.overloads[op.schema.overload] = op
+    packet._choices.clear()  # a new overload may bind calls an older one took
+    packet._single = None
     DISPATCHER.add_op(op)
     return op
 
@@ -341,6 +358,7 @@ def undefine(op: OpOverload) -> None:
     if packet is not None:
         packet.overloads.pop(op.schema.overload, None)
         packet._choices.clear()
+        packet._single = None
         if not packet.overloads:
             del space._packets[op.schema.name]
     DISPATCHER.forget(op)

@@ -57,6 +57,9 @@ _UNPLANNED_LAYERS = _keys.layer_bit(Layer.Python)
 UNPLANNABLE_TAGS = frozenset(
     {"random", "nondeterministic_seeded", "dynamic_output_shape", "data_dependent_output", "inplace_view"}
 )
+# Factories whose output is fixed by their arguments: a plan folds them when nothing writes or returns the
+# output (a decomposition's ``full((), 0.0)`` beside a tensor), so a replay allocates nothing for them.
+_VALUE_FACTORIES = frozenset({"prims::full", "prims::scalar_tensor", "prims::iota"})
 _NO_VALUE_CHECK = ("empty", "new_empty", "resize")  # op names whose results hold uninitialised memory
 
 _enabled = os.environ.get("OPWEAVE_PLANS", "1") != "0"
@@ -228,7 +231,7 @@ def _precomputed_view(a: Tensor, shape, stride, offset, dtype) -> Tensor:
 class Planned:
     """The Dense kernel of a canonical op whose decomposition is planned per signature."""
 
-    __slots__ = ("op", "decomposition", "keyset", "plans", "seen", "mutates", "signature", "__weakref__")
+    __slots__ = ("op", "decomposition", "keyset", "plans", "seen", "mutates", "signature", "call", "__weakref__")
 
     def __init__(self, op, decomposition, keyset: int):
         self.op, self.decomposition, self.keyset = op, decomposition, keyset
@@ -236,6 +239,7 @@ class Planned:
         self.seen: set = set()  # signatures called once: recorded at their second call
         self.mutates = bool(op.schema.mutated_arguments)
         self.signature = signature_function(op)
+        self.call = _fast_call(self)  # what the dispatcher caches: the replay path in one frame
 
     def __call__(self, *args):
         if not _enabled or _tls.recorder is not None or _STATE.included & _UNPLANNED_LAYERS:
@@ -292,10 +296,46 @@ class Planned:
 
 
 def planned(op, decomposition, keyset: int):
-    """``decomposition`` as the Dense kernel of ``op`` for ``keyset``: planned unless the op cannot be."""
+    """``decomposition`` as the Dense kernel of ``op`` for ``keyset``: planned unless the op cannot be.
+
+    The kernel is the :class:`Planned` object's generated ``call`` function (its ``planned``
+    attribute is the object): a replay costs one Python frame before the plan's own.
+    """
     if op.tags & UNPLANNABLE_TAGS or op.kind == "prim":
         return decomposition
-    return Planned(op, decomposition, keyset)
+    return Planned(op, decomposition, keyset).call
+
+
+def planned_kernel(fn) -> Planned | None:
+    """The :class:`Planned` object behind a cached kernel (None: the kernel is not a planned decomposition)."""
+    return fn if isinstance(fn, Planned) else getattr(fn, "planned", None)
+
+
+def _fast_call(planned: Planned):
+    """``call(*args)``: a current plan of the call's signature replayed, else ``Planned.__call__``.
+
+    A closure, not generated code, so that an op's first call compiles nothing more; it reads the
+    module's flags (``_enabled``, ``_check``) and the thread's state live, as ``__call__`` does.
+    """
+    signature, plans_get = planned.signature, planned.plans.get
+    decomposition, slow = planned.decomposition, planned.__call__
+
+    def call(*args):
+        if _enabled and not _check and _tls.recorder is None and not _STATE.included & _UNPLANNED_LAYERS:
+            try:
+                plan = plans_get(signature(*args))
+            except _NoPlan:
+                return decomposition(*args)
+            if type(plan) is Plan and plan.generation == _dispatcher.plan_generation:
+                try:
+                    return plan.run(*args)
+                except BaseException:  # the decomposition raises the call's own error
+                    return decomposition(*args)
+        return slow(*args)
+
+    call.planned = planned
+    call.__qualname__ = call.__name__ = planned.op.name
+    return call
 
 
 _state = local
@@ -334,7 +374,10 @@ def _value_key(v):
     if tv is float or tv is complex:
         return (tv, _number_key(v))
     if tv is list or tv is tuple:
-        return (tv, tuple(_tensor_key(x) if isinstance(x, Tensor) else _value_key(x) for x in v))
+        for x in v:
+            if type(x) is not int:
+                return (tv, tuple(_tensor_key(x) if isinstance(x, Tensor) else _value_key(x) for x in v))
+        return (tv, tuple(v))  # sizes and dims: ints only (the common case)
     if tv.__module__ in ("opweave._dtype", "opweave._device"):
         return (tv, v)
     raise _NoPlan(tv.__name__)  # generators and other objects with state
@@ -366,6 +409,14 @@ def _storage_aliasing(*tensors):
 
 def signature_function(op):
     """Generate ``key(*args)`` for ``op``: its arguments' plan key and the thread's modes (``_NoPlan``: none)."""
+    params, key = _signature_source(op)
+    env: dict = {}
+    exec(compile(f"def key({params}):\n    return {key}\n", f"<opweave plan key {op.name}>", "exec"), globals(), env)
+    return env["key"]
+
+
+def _signature_source(op) -> tuple[str, str]:
+    """``(parameters, key expression)`` of ``op``'s plan key (it names this module's globals)."""
     parts, tensor_args = [], []
     for i, arg in enumerate(op.schema.arguments):
         t = arg.type
@@ -373,8 +424,8 @@ def signature_function(op):
         if t.name == "Tensor" and not t.is_list and not t.optional:
             parts.append(
                 f"({name}._dtype, {name}._shape, {name}._stride if {name}._stride is not None else {name}.stride(), "
-                f"{name}._offset, {name}._device, {name}._keys) if type({name}) is _T and not {name}._wrapped_number "
-                f"else _tk({name})"
+                f"{name}._offset, {name}._device.index, {name}._keys) "  # the keys name the device type
+                f"if type({name}) is _T and not {name}._wrapped_number else _tk({name})"
             )
             tensor_args.append(name)
         elif t.name == "Tensor":
@@ -382,26 +433,26 @@ def signature_function(op):
             tensor_args.append(name)
         elif t.name in ("int", "SymInt", "bool") and not t.is_list and not t.optional:
             parts.append(f"(type({name}), {name})")
+        elif t.optional or arg.has_default:  # None (a dtype, device or layout not given) keys as itself
+            parts.append(f"None if {name} is None else _vk({name})")
         else:
             parts.append(f"_vk({name})")
-    if len(tensor_args) > 1 or any(a.type.is_list and a.type.name == "Tensor" for a in op.schema.arguments):
+    lists = any(a.type.is_list and a.type.name == "Tensor" for a in op.schema.arguments)
+    if 1 < len(tensor_args) <= 4 and not lists:  # which arguments are the same object, pair by pair
+        parts.extend(f"{x} is {y}" for k, x in enumerate(tensor_args) for y in tensor_args[k + 1 :])
+    elif len(tensor_args) > 1 or lists:
         parts.append(f"_alias({', '.join(tensor_args)})")
+    if len(tensor_args) > 1 or lists:
         if op.schema.mutated_arguments:
             parts.append(f"_storages({', '.join(tensor_args)})")
     parts.append("_st.included, _st.excluded, _st.inference, _dt._default_dtype")
     params = ", ".join(f"a{i}" for i in range(len(op.schema.arguments)))
-    source = f"def key({params}):\n    return ({', '.join(parts)},)\n"
-    env = {
-        "_T": Tensor,
-        "_tk": _tensor_key,
-        "_vk": _value_key,
-        "_alias": _aliasing,
-        "_storages": _storage_aliasing,
-        "_st": _STATE,
-        "_dt": _dtype_module,
-    }
-    exec(compile(source, f"<opweave plan key {op.name}>", "exec"), env)
-    return env["key"]
+    return params, f"({', '.join(parts)},)"
+
+
+# the names the generated key source uses
+_T, _tk, _vk, _alias, _storages = Tensor, _tensor_key, _value_key, _aliasing, _storage_aliasing
+_st, _dt = _STATE, _dtype_module
 
 
 def _storage_id(t: Tensor):
@@ -509,9 +560,10 @@ class _Recorder:
 
     def _fold(self, result: str) -> None:
         """Constant folding: a step that only reads constants (``broadcast_in_dim`` of a wrapped scalar)
-        becomes a constant, its recorded output kept. Factories are never folded (each call gets its
-        own memory), nor a step whose output — or a view of it — is written or returned, nor one
-        whose output is not on the CPU (a plan keeps no device memory alive)."""
+        or makes a fixed value (``full``, ``scalar_tensor``, ``iota``) becomes a constant, its recorded
+        output kept. A step whose output — or a view of it — is written or returned is never folded
+        (each call gets its own memory), nor one whose output is not on the CPU (a plan keeps no
+        device memory alive)."""
         root = {}  # slot -> the slot (or constant) whose memory it views (itself when it is not a view)
         for i, step in enumerate(self.steps):
             source = step.args[0] if step.args else None
@@ -542,7 +594,7 @@ class _Recorder:
                 and out._device.type == "cpu"  # a plan holds no device memory (allocators return to baseline)
                 and not step.op.schema.mutated_arguments
                 and not (step.op.tags & UNPLANNABLE_TAGS)
-                and any(isinstance(x, _Const) for x in leaves)
+                and (step.op.name in _VALUE_FACTORIES or any(isinstance(x, _Const) for x in leaves))
                 and not any(isinstance(x, _Slot) for x in leaves)
                 and name not in forbidden
             )
@@ -625,8 +677,9 @@ def trace_fallback(op, keyset: int, *args):
         below = _dispatcher.mixed_device_keyset(op, below, args)
     declines = []  # (candidate, its reason) of the kernels that declined, for ``explain``
     for fn, why in _dispatcher.candidates(op, below):
-        if isinstance(fn, Planned) or fn is op.decomposition:
-            decomposition = fn.decomposition if isinstance(fn, Planned) else fn
+        planned_fn = planned_kernel(fn)
+        if planned_fn is not None or fn is op.decomposition:
+            decomposition = fn if planned_fn is None else planned_fn.decomposition
             if declines:
                 _dispatcher.declines[(op.name, below)] = declines
             return decomposition(*args)  # descend: the ops it calls are traced
@@ -758,8 +811,10 @@ def planned_of(op) -> list:
     """The :class:`Planned` kernels of ``op`` in its dispatch cache (one per key set that runs its decomposition)."""
     found = []
     for entry in _dispatcher.cache_for(op).values():
-        if isinstance(entry, Planned):
-            found.append(entry)
+        entry_planned = planned_kernel(entry)
+        if entry_planned is not None:
+            found.append(entry_planned)
         elif type(entry) is tuple:  # (first candidate's reason, the candidates after it) of a declined kernel
-            found.extend(fn for fn, _ in entry[1] if isinstance(fn, Planned)) if type(entry[1]) is list else None
+            if type(entry[1]) is list:
+                found.extend(planned_kernel(fn) for fn, _ in entry[1] if planned_kernel(fn) is not None)
     return found

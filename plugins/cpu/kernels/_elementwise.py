@@ -1,7 +1,7 @@
 """Helpers of the elementwise kernel modules: NumPy operands in, fresh tensors out.
 
 float16 and bfloat16 operands are widened to float32 (PyTorch's "opmath" type)
-and results are rounded back to the prim's output dtype by ``wrap``.
+and results are rounded back to the prim's output dtype by ``result``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ import numpy as np
 import opweave
 from opweave.backends.kernel import Out
 
-from ._common import native, wrap
+from .._backend import wrap_same
+from ._common import native
+from ._quiet import quiet
 
 LOW_PRECISION = frozenset({opweave.float16, opweave.bfloat16})
 
@@ -32,23 +34,39 @@ def out_dtype(dtype, rule: Out):
 
 def result(values, dtype, inputs=()):
     """A tensor of ``dtype`` owning ``values``; copies if ``values`` shares memory with an input."""
-    r = np.asarray(values)
+    return owned(values, dtype, [native(t) for t in inputs])
+
+
+def owned(values, dtype, arrays) -> object:
+    """``result`` given the inputs' NumPy arrays."""
+    r = values if type(values) is np.ndarray else np.asarray(values)
     if r.dtype != dtype.numpy:
-        with np.errstate(all="ignore"):  # float32 -> float16 overflows to inf, as intended
-            r = r.astype(dtype.numpy)
-    elif any(np.may_share_memory(r, native(t)) for t in inputs):
-        r = r.copy()
-    return wrap(r, dtype)
+        r = quiet(r.astype, dtype.numpy)  # float32 -> float16 overflows to inf, as intended
+    else:
+        fresh = r.base is None and r.flags.owndata  # a fresh ufunc result owns its memory
+        for a in arrays:
+            if a is r:
+                fresh = False
+        if not fresh:
+            for a in arrays:
+                if np.may_share_memory(r, a):
+                    r = r.copy()
+                    break
+    return wrap_same(r, dtype)
 
 
 def elementwise(fn, rule: Out = Out.DEFAULT, widen: bool = True):
     """A kernel applying ``fn`` to the operands (widened unless ``widen`` is false) with warnings off."""
 
     def kernel(*tensors):
-        args = [operand(t) if widen else native(t) for t in tensors]
-        with np.errstate(all="ignore"):
-            r = fn(*args)
-        return result(r, out_dtype(tensors[0].dtype, rule), tensors)
+        args = []
+        for t in tensors:
+            a = native(t)
+            if widen and t.dtype in LOW_PRECISION:
+                a = a.astype(np.float32)
+            args.append(a)
+        dtype = tensors[0].dtype
+        return owned(quiet(fn, *args), dtype if rule is Out.DEFAULT else out_dtype(dtype, rule), args)
 
     kernel.__doc__ = fn.__doc__
     return kernel

@@ -9,28 +9,109 @@ from __future__ import annotations
 
 import numpy as np
 import opweave
-from opweave.backends.kernel import Decline, same_kind_binary
+from opweave.backends.kernel import Decline, is_wrapped_number, same_kind_binary
 
 from .._backend import wrap_same
 from ._common import native, wrap
+from ._quiet import quiet
 
 _FAST_DTYPES = frozenset({opweave.float32, opweave.float64})
 
 
 def _binary(name: str, ufunc, result_dtype=None):
-    kernel = same_kind_binary(ufunc, _FAST_DTYPES, wrap_same, native, f"{name}.Tensor", result_dtype)
+    same_kind = same_kind_binary(ufunc, _FAST_DTYPES, wrap_same, native, f"{name}.Tensor", result_dtype)
+
+    def kernel(x, y, *rest):
+        if rest and not (type(rest[0]) is int and rest[0] == 1):
+            return _scaled(name, ufunc, x, y, rest[0], result_dtype)
+        try:
+            return same_kind(x, y)
+        except Decline:
+            pass
+        # Two same-shape tensors of different real dtypes that promote to float32/float64 (``a + i``):
+        # both are converted to the promoted dtype and ``ufunc`` runs there, as the decomposition does.
+        dtype, other = x.dtype, y.dtype
+        if x.shape != y.shape or is_wrapped_number(x) or is_wrapped_number(y) or dtype.is_complex or other.is_complex:
+            raise Decline(f"{name}.Tensor: not two same-shape real tensors")
+        common = opweave.promote_types(dtype, other)
+        if common not in _FAST_DTYPES:
+            raise Decline(f"{name}.Tensor: the operands do not promote to float32/float64")
+        return wrap_same(quiet(_promoted, ufunc, native(x), native(y), common.numpy), result_dtype or common)
+
     kernel.__doc__ = (
-        f"{name}.Tensor for same-dtype float32/float64 operands, or one and a Python number (else the decomposition)."
+        f"{name}.Tensor for same-dtype float32/float64 operands (with any Python number alpha), one and a "
+        "Python number, or two same-shape real tensors promoting to float32/float64 (else the decomposition)."
     )
     return kernel
+
+
+def _scaled(name: str, ufunc, x, y, alpha, result_dtype):
+    """``ufunc(x, y * alpha)`` for two same-shape tensors of one float dtype (the decomposition's ``mul``, then
+    ``ufunc``), alpha a Python int or float the dtype holds."""
+    dtype = x.dtype
+    if (
+        type(alpha) not in (int, float)
+        or dtype is not y.dtype
+        or dtype not in _FAST_DTYPES
+        or x.shape != y.shape
+        or is_wrapped_number(x)
+        or is_wrapped_number(y)
+    ):
+        raise Decline(f"{name}.Tensor: alpha with operands that are not two same-shape float32/float64 tensors")
+    scalar = dtype.numpy.type
+    if not -float(np.finfo(scalar).max) <= alpha <= float(np.finfo(scalar).max):
+        raise Decline(f"{name}.Tensor: alpha out of the dtype's finite range")
+    return wrap_same(quiet(_times_then, ufunc, native(x), native(y), scalar(alpha)), result_dtype or dtype)
+
+
+def _times_then(ufunc, a: np.ndarray, b: np.ndarray, alpha) -> np.ndarray:
+    return np.asarray(ufunc(a, np.multiply(b, alpha)))
+
+
+def _binary_out(name: str, functional, ufunc=None):
+    """The ``out=`` kernel of a binary op: ``functional``'s result copied into ``out`` when ``out`` is a
+    C-contiguous tensor of the result's dtype and shape sharing no memory with the operands. Two same-shape
+    tensors of ``out``'s float32/float64 dtype (no alpha) are computed by ``ufunc`` straight into ``out``."""
+
+    def kernel(x, y, *rest):
+        out = rest[-1]
+        dtype = out.dtype
+        plain = len(rest) == 1 or (type(rest[0]) is int and rest[0] == 1)  # no alpha, or alpha 1
+        if ufunc is not None and plain and x.dtype is dtype and y.dtype is dtype and dtype in _FAST_DTYPES:
+            target, a, b = native(out), native(x), native(y)
+            if (
+                a.shape == b.shape == target.shape
+                and target.flags.c_contiguous
+                and not is_wrapped_number(x)
+                and not is_wrapped_number(y)
+                and not np.may_share_memory(target, a)
+                and not np.may_share_memory(target, b)
+            ):
+                quiet(ufunc, a, b, target)
+                return out
+        result = functional(x, y, *rest[:-1])
+        target = native(out)
+        if out.dtype is not result.dtype or target.shape != result.shape or not target.flags.c_contiguous:
+            raise Decline(f"{name}: out= of another dtype, shape or layout")
+        if np.may_share_memory(target, native(x)) or np.may_share_memory(target, native(y)):
+            raise Decline(f"{name}: out= shares memory with an operand")
+        np.copyto(target, native(result))
+        return out
+
+    kernel.__doc__ = f"{name} into a fresh-layout out= tensor (else the decomposition)."
+    return kernel
+
+
+def _promoted(ufunc, a: np.ndarray, b: np.ndarray, target) -> np.ndarray:
+    """``ufunc`` on ``a`` and ``b`` converted to ``target`` (no copy of one already in it)."""
+    return np.asarray(ufunc(a.astype(target, copy=False), b.astype(target, copy=False)))
 
 
 def _quiet(ufunc):
     """``ufunc`` with NumPy's floating-point warnings off (0/0, inf - inf give NaN silently, as in PyTorch)."""
 
     def compute(x, y):
-        with np.errstate(all="ignore"):
-            return ufunc(x, y)
+        return quiet(ufunc, x, y)
 
     return compute
 
@@ -41,6 +122,53 @@ def _sum(self, dtype=None):
     if dtype is None and own in _FAST_DTYPES:
         return wrap(np.asarray(native(self).sum(), own.numpy), own)
     raise Decline("not float32/float64, or a dtype argument")
+
+
+def _inplace(name: str, ufunc):
+    """``self op= other`` for a C-contiguous float32/float64 ``self`` and a Python number (``.Scalar``), a
+    wrapped one, or a same-dtype same-shape tensor that is ``self`` or shares no memory with it (``.Tensor``);
+    alpha 1. The decomposition's functional op, then ``copy_to``, computes the same ufunc in the same dtype."""
+
+    def kernel(self, other, *rest):
+        if rest and not (type(rest[0]) is int and rest[0] == 1):
+            raise Decline(f"{name}: alpha != 1")
+        dtype = self.dtype
+        x = native(self)
+        if dtype not in _FAST_DTYPES or not x.flags.c_contiguous or not x.flags.writeable:
+            raise Decline(f"{name}: not a writable C-contiguous float32/float64 tensor")
+        if type(other) is int or type(other) is float:
+            operand = other
+        elif isinstance(other, opweave.Tensor) and is_wrapped_number(other):
+            operand = native(other).item()
+            if type(operand) is not int and type(operand) is not float:
+                raise Decline(f"{name}: a bool or complex number")
+        elif (
+            isinstance(other, opweave.Tensor)
+            and other.dtype is dtype
+            and other.shape == self.shape
+            and (other is self or not np.may_share_memory(x, native(other)))
+        ):
+            operand = native(other)
+        else:
+            raise Decline(f"{name}: not a Python number or a same-dtype same-shape tensor apart from self")
+        if type(operand) is not np.ndarray:
+            largest = float(np.finfo(x.dtype).max)
+            if not -largest <= operand <= largest:
+                raise Decline(f"{name}: a number out of the dtype's finite range")
+        quiet(ufunc, x, operand, x)
+        return self
+
+    kernel.__doc__ = f"{name} in place on a C-contiguous float32/float64 tensor (else the decomposition)."
+    return kernel
+
+
+def _max(self):
+    """max of every element of a non-empty float32/float64 tensor, NaN-propagating (else the decomposition)."""
+    own = self.dtype
+    a = native(self)
+    if own in _FAST_DTYPES and a.size:
+        return wrap_same(np.asarray(np.maximum.reduce(a, tuple(range(a.ndim)))), own)  # the amax prim's axes
+    raise Decline("not a non-empty float32/float64 tensor")
 
 
 def _matmul(self, other):
@@ -63,6 +191,19 @@ KERNELS = {
     "le.Tensor": _binary("le", np.less_equal, opweave.bool),
     "gt.Tensor": _binary("gt", np.greater, opweave.bool),
     "ge.Tensor": _binary("ge", np.greater_equal, opweave.bool),
+    "add.out": _binary_out("add.out", _binary("add", np.add), np.add),
+    "sub.out": _binary_out("sub.out", _binary("sub", np.subtract), np.subtract),
+    "mul.out": _binary_out("mul.out", _binary("mul", np.multiply), np.multiply),
+    "div.out": _binary_out("div.out", _binary("div", _quiet(np.true_divide)), np.true_divide),
+    "add_.Tensor": _inplace("add_.Tensor", np.add),
+    "add_.Scalar": _inplace("add_.Scalar", np.add),
+    "sub_.Tensor": _inplace("sub_.Tensor", np.subtract),
+    "sub_.Scalar": _inplace("sub_.Scalar", np.subtract),
+    "mul_.Tensor": _inplace("mul_.Tensor", np.multiply),
+    "mul_.Scalar": _inplace("mul_.Scalar", np.multiply),
+    "div_.Tensor": _inplace("div_.Tensor", np.true_divide),
+    "div_.Scalar": _inplace("div_.Scalar", np.true_divide),
     "sum": _sum,
+    "max": _max,
     "matmul": _matmul,
 }

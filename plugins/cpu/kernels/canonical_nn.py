@@ -26,6 +26,7 @@ from opweave.backends.kernel import Decline
 
 from . import _onednn_path as dnnl
 from ._common import native, wrap
+from ._quiet import quiet
 
 _FAST = frozenset({opweave.float32, opweave.float64})
 
@@ -49,19 +50,23 @@ def _softmax_kernel(packet_name: str, log: bool, internal: bool):
                 return wrap(y, self.dtype)
         if bf16:
             raise Decline("bfloat16 without oneDNN: the decomposition computes in float32")
-        with np.errstate(all="ignore"):
-            shifted = x - np.max(x, axis=dim, keepdims=True)
-            if log:
-                e = np.exp(shifted)
-                total = np.sum(e, axis=dim, keepdims=True)
-                np.subtract(shifted, np.log(total, out=total), out=shifted)
-                return wrap(shifted, self.dtype)
-            np.exp(shifted, out=shifted)
-            np.divide(shifted, np.sum(shifted, axis=dim, keepdims=True), out=shifted)
-        return wrap(shifted, self.dtype)
+        return wrap(quiet(_softmax_numpy, x, dim, log), self.dtype)
 
     kernel.__doc__ = f"{op.name} along one dim of a float32/float64 tensor (else the decomposition)."
     return kernel
+
+
+def _softmax_numpy(x: np.ndarray, dim: int, log: bool) -> np.ndarray:
+    """(log-)softmax of ``x`` along ``dim`` in ``x``'s dtype, max-shifted."""
+    shifted = x - np.maximum.reduce(x, axis=dim, keepdims=True)  # np.max and np.sum without their wrappers
+    if log:
+        e = np.exp(shifted)
+        total = np.add.reduce(e, axis=dim, keepdims=True)
+        np.subtract(shifted, np.log(total, out=total), out=shifted)
+        return shifted
+    np.exp(shifted, out=shifted)
+    np.divide(shifted, np.add.reduce(shifted, axis=dim, keepdims=True), out=shifted)
+    return shifted
 
 
 def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
@@ -125,22 +130,26 @@ def _gelu(self, approximate="none"):
             return wrap(y, dtype)
     if bf16:
         raise Decline("bfloat16 without oneDNN: the decomposition computes in float32")
-    scalar = np.dtype(dtype.numpy).type
-    with np.errstate(all="ignore"):
-        if approximate == "none":
-            cdf = np.asarray(np.multiply(x, scalar(_SQRT_HALF)))
-            sp.erf(cdf, out=cdf)
-        else:
-            cdf = np.asarray(np.multiply(x, x))
-            np.multiply(cdf, scalar(0.044715), out=cdf)
-            np.multiply(cdf, x, out=cdf)
-            np.add(cdf, x, out=cdf)
-            np.multiply(cdf, scalar(_TANH_BETA), out=cdf)
-            np.tanh(cdf, out=cdf)
-        np.add(cdf, scalar(1), out=cdf)
+    return wrap(quiet(_gelu_numpy, x, approximate == "tanh"), dtype)
+
+
+def _gelu_numpy(x: np.ndarray, tanh: bool) -> np.ndarray:
+    """gelu of ``x`` in ``x``'s dtype, exact (erf) or the tanh approximation, in one buffer."""
+    scalar = x.dtype.type
+    if not tanh:
+        cdf = np.asarray(np.multiply(x, scalar(_SQRT_HALF)))
+        sp.erf(cdf, out=cdf)
+    else:
+        cdf = np.asarray(np.multiply(x, x))
+        np.multiply(cdf, scalar(0.044715), out=cdf)
         np.multiply(cdf, x, out=cdf)
-        np.multiply(cdf, scalar(0.5), out=cdf)
-    return wrap(cdf, dtype)
+        np.add(cdf, x, out=cdf)
+        np.multiply(cdf, scalar(_TANH_BETA), out=cdf)
+        np.tanh(cdf, out=cdf)
+    np.add(cdf, scalar(1), out=cdf)
+    np.multiply(cdf, x, out=cdf)
+    np.multiply(cdf, scalar(0.5), out=cdf)
+    return cdf
 
 
 def _nll_of_log_softmax(x: np.ndarray, classes: np.ndarray) -> np.ndarray:

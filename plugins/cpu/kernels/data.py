@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 
 from ._common import native, wrap
+from ._quiet import quiet
 
 
 def convert_element_type(a, dtype):
     """Cast with NumPy's unsafe casting (float to int truncates toward zero, as C does)."""
     src = native(a)
-    with np.errstate(invalid="ignore", over="ignore"):
-        if dtype.is_complex or not a.dtype.is_complex:
-            return wrap(src.astype(dtype.numpy, order="K"), dtype)
-        return wrap(src.real.astype(dtype.numpy, order="K"), dtype)
+    if a.dtype.is_complex and not dtype.is_complex:
+        src = src.real
+    return wrap(quiet(src.astype, dtype.numpy, "K"), dtype)
 
 
 def clone(a, memory_format=None):
@@ -26,8 +26,7 @@ def copy_to(a, b):
     """Write ``b`` into ``a`` with conversion."""
     dst, src = native(a), native(b)
     if a.dtype.is_complex or not b.dtype.is_complex:
-        with np.errstate(invalid="ignore", over="ignore"):
-            np.copyto(dst, src, casting="unsafe")
+        quiet(np.copyto, dst, src, "unsafe")
     else:
         np.copyto(dst, src.real, casting="unsafe")
     return a

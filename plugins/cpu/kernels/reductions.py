@@ -11,6 +11,7 @@ import numpy as np
 import opweave
 
 from ._common import native, wrap
+from ._quiet import quiet
 
 _HALF = (opweave.float16, opweave.bfloat16)
 
@@ -29,8 +30,11 @@ def computable(t) -> np.ndarray:
 def fresh(result, *inputs) -> np.ndarray:
     """``result`` as an array that shares no memory with ``inputs`` (a copy only when needed)."""
     result = np.asarray(result)
-    if any(np.may_share_memory(result, x) for x in inputs):
-        return result.copy()
+    if result.base is None and result.flags.owndata and not any(result is x for x in inputs):
+        return result  # a fresh reduction result owns its memory
+    for x in inputs:
+        if np.may_share_memory(result, x):
+            return result.copy()
     return result
 
 
@@ -47,17 +51,21 @@ def _cast_for_reduction(inp, out_dtype) -> np.ndarray:
     """The input cast to the output dtype (as torch's ``self.to(dtype)``), then to its compute dtype."""
     x = native(inp)
     if inp.dtype is not out_dtype:
-        with np.errstate(invalid="ignore", over="ignore"):
-            x = x.astype(out_dtype.numpy)
+        x = quiet(x.astype, out_dtype.numpy)
     return x.astype(compute_dtype(out_dtype), copy=False)
 
 
+# What np.sum, np.prod, np.max and np.min run, without their Python wrappers.
+_REDUCE = {np.sum: np.add.reduce, np.prod: np.multiply.reduce, np.max: np.maximum.reduce, np.min: np.minimum.reduce}
+
+
 def _accumulate(fn):
+    reduce = _REDUCE[fn]
+
     def kernel(inp, dims, output_dtype=None):
         out = output_dtype or inp.dtype
         x = _cast_for_reduction(inp, out)
-        with np.errstate(all="ignore"):
-            r = fn(x, axis=axes_of(inp, dims), dtype=x.dtype)
+        r = quiet(reduce, x, axes_of(inp, dims), x.dtype)
         return wrap(fresh(r, native(inp)), out)
 
     kernel.__doc__ = f"{fn.__name__} in the output dtype (16-bit floats accumulate in float32)."
@@ -69,8 +77,10 @@ prod = _accumulate(np.prod)
 
 
 def _extremum(fn):
+    reduce = _REDUCE[fn]
+
     def kernel(inp, dims):
-        r = fn(computable(inp), axis=axes_of(inp, dims))
+        r = reduce(computable(inp), axes_of(inp, dims))
         return wrap(fresh(r, native(inp)), inp.dtype)
 
     kernel.__doc__ = f"NaN-propagating {fn.__name__}."

@@ -1,0 +1,39 @@
+"""NumPy calls with floating-point warnings off, cheaply.
+
+``with np.errstate(all="ignore")`` costs several microseconds per use (more than a ufunc on
+a small array). NumPy keeps its error state in a context variable, so each thread keeps one
+:class:`contextvars.Context` copied inside ``errstate(all="ignore")`` and runs the NumPy call
+in it (``Context.run`` costs next to nothing). A call made while that context already runs
+(a kernel calling another) runs directly: it is quiet already.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+
+import numpy as np
+
+_inside = contextvars.ContextVar("opweave_cpu_quiet", default=False)
+_contexts: dict = {}  # thread id -> that thread's quiet context
+_ident = threading.get_ident
+
+
+def _context() -> contextvars.Context:
+    with np.errstate(all="ignore"):
+        ctx = contextvars.copy_context()
+    ctx.run(_inside.set, True)
+    if len(_contexts) > 256:  # threads come and go: forget the old ones' contexts
+        _contexts.clear()
+    _contexts[_ident()] = ctx
+    return ctx
+
+
+def quiet(fn, *args):
+    """``fn(*args)`` with NumPy's floating-point warnings off (overflow, 0/0, invalid)."""
+    if _inside.get():
+        return fn(*args)
+    ctx = _contexts.get(_ident())
+    if ctx is None:
+        ctx = _context()
+    return ctx.run(fn, *args)
