@@ -1,4 +1,4 @@
-"""Direct CPU kernels for more everyday ops: cat, stack, mean.dim, clamp, relu, where, linear, mse_loss, factories.
+"""Direct CPU kernels for more everyday ops: cat, stack, mean.dim, clamp, where, linear, mse_loss, factories.
 
 Like ``canonical``, each takes the common case in one or two NumPy calls and declines the
 rest (``raise Decline``), so the op's reference decomposition runs those calls and raises
@@ -11,7 +11,6 @@ and order, so results agree bit for bit (``tests/test_cpu_direct.py``):
   (``sum`` in the input's dtype, then a division by the count in that dtype);
 - ``clamp``: a float32/float64 tensor and Python int/float bounds the dtype holds
   (``maximum`` then ``minimum``, as the decomposition);
-- ``relu``: a float32/float64 tensor (``where(x <= 0, 0, x)``: NaN stays, -0.0 becomes 0);
 - ``where``: a bool condition and two tensors of one dtype, all of one shape (``prims::where``'s call);
 - ``linear``: a 2-D float32/float64 input and weight (``mm``'s ``matmul``) and a 1-D bias (then ``add``);
 - ``mse_loss``: two same-shape float32/float64 tensors (``d = x - y``, ``d * d``, then the sum over
@@ -126,16 +125,6 @@ def _clamp(self, min=None, max=None):
     if hi is not None:
         x = np.minimum(x, scalar(hi))
     return wrap_same(np.asarray(x), dtype)  # a 0-dim tensor's maximum is a NumPy scalar
-
-
-def _relu(self):
-    """relu of a float32/float64 tensor: ``where(x <= 0, 0, x)`` (else the decomposition)."""
-    dtype = self.dtype
-    if dtype not in _FLOATS:
-        raise Decline("relu: not float32/float64")
-    x = native(self)
-    zero = x.dtype.type(0)
-    return wrap_same(np.where(x <= zero, zero, x), dtype)  # comparing a NaN warns of nothing
 
 
 def _where(condition, self, other):
@@ -258,5 +247,4 @@ KERNELS = {
     "stack": _stack,
     "mean.dim": _mean_dim,
     "clamp": _clamp,
-    "relu": _relu,
 }

@@ -1,8 +1,5 @@
-"""Direct CPU kernels for the hot ops of a training step: ``linear``, ``relu``, in-place updates, tiling max pooling.
-
-``linear`` of a matrix input, a matrix weight and an optional vector bias of one dtype
-(float32/float64) is one ``matmul`` with the weight's transposed view and the bias added
-into that fresh product — the decomposition's ``mm(x, wᵀ) + b`` in one call.
+"""Direct CPU kernels for the hot ops of a training step: ``relu``, in-place updates, tiling max pooling
+(``linear`` is in ``canonical_everyday``).
 
 ``relu`` is ``np.maximum(x, 0)`` for float32/float64 (NaN stays NaN, ``-0.0`` gives ``0.0``, as the
 decomposition's ``where(x <= 0, 0, x)``): NumPy's ``where`` branches per element, which on a
@@ -36,25 +33,6 @@ from ._common import native
 _FAST_DTYPES = frozenset({opweave.float32, opweave.float64})
 _LARGEST = {dtype: float(np.finfo(dtype.numpy).max) for dtype in _FAST_DTYPES}
 Tensor = opweave.Tensor
-
-
-def _linear(input, weight, bias=None):  # noqa: A002 - PyTorch's argument name
-    """linear for float32/float64 matrices with an optional vector bias (else the decomposition)."""
-    dtype = input._dtype
-    if (
-        dtype not in _FAST_DTYPES
-        or weight._dtype is not dtype
-        or len(input._shape) != 2
-        or len(weight._shape) != 2
-        or input._shape[1] != weight._shape[1]
-        or (bias is not None and (bias._dtype is not dtype or tuple(bias._shape) != (weight._shape[0],)))
-    ):
-        raise Decline("not float32/float64 matrices with a vector bias")
-    out = np.matmul(native(input), native(weight).T)
-    if bias is not None:
-        with np.errstate(all="ignore"):
-            np.add(out, native(bias), out=out)
-    return wrap_same(out, dtype)
 
 
 def _relu(self):
@@ -163,7 +141,6 @@ def tiling_max_pool(self, kernel_size, stride, padding, dilation, ceil_mode):
 
 
 KERNELS = {
-    "linear": _linear,
     "relu": _relu,
     "add_.Tensor": _inplace("add_.Tensor", np.add, True),
     "sub_.Tensor": _inplace("sub_.Tensor", np.subtract, True),
