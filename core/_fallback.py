@@ -57,8 +57,18 @@ def kernel_for(op, device_type: str | None, cpu_kernel, copy_to, declined: bool 
     if cpu is None:
         return None
 
-    def on_cpu(*args):
-        return run(op, cpu.fn, backend, args, copy_to)
+    if not backend.is_available():  # a factory's device= names a device this machine lacks: say why
+
+        def on_cpu(*args):
+            extra = f'; install it with pip install "opweave[{backend.extra}]"' if backend.extra else ""
+            raise RuntimeError(
+                f"{op.name}: device '{device_type}' is not available: {backend.unavailable_reason()}{extra}"
+            )
+
+    else:
+
+        def on_cpu(*args):
+            return run(op, cpu.fn, backend, args, copy_to)
 
     return dataclasses.replace(cpu, fn=on_cpu, source="cpu fallback")
 
