@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 import opweave
-from opweave.backends.kernel import Decline
+from opweave.backends.kernel import Decline, is_wrapped_number
 
 from .._backend import wrap_same
 from ._common import native
@@ -46,9 +46,9 @@ def _relu(self):
 def _operand(x, y, dtype):
     """``y`` as a NumPy operand for an in-place update of ``x``, or None (decline)."""
     if isinstance(y, Tensor):
-        if y._wrapped_number:
-            y = y._native.item()
-        elif y._dtype is dtype and (y._shape == x._shape or _broadcasts_to(tuple(y._shape), tuple(x._shape))):
+        if is_wrapped_number(y):
+            y = native(y).item()
+        elif y.dtype is dtype and (y.shape == x.shape or _broadcasts_to(tuple(y.shape), tuple(x.shape))):
             return native(y)
         else:
             return None
@@ -65,7 +65,7 @@ def _broadcasts_to(small: tuple, big: tuple) -> bool:
 
 def _inplace(name: str, ufunc, takes_alpha: bool):
     def kernel(x, y, *rest):
-        dtype = x._dtype
+        dtype = x.dtype
         if dtype not in _FAST_DTYPES:
             raise Decline(f"{name}: not float32/float64")
         a = native(x)
