@@ -70,7 +70,8 @@ class FakeCublas:
             x = _view(a + i * a_strides[0] * dt.itemsize, dt, (m, k), a_strides[1:])
             y = _view(b + i * b_strides[0] * dt.itemsize, dt, (k, n), b_strides[1:])
             z = _view(c + i * c_strides[0] * dt.itemsize, dt, (m, n), c_strides[1:])
-            z[...] = alpha * (x @ y) + beta * z
+            # cuBLAS reads C only when beta != 0 (C may be uninitialised memory, NaN included)
+            z[...] = alpha * (x @ y) + (beta * z if beta else 0)
 
 
 def _view(ptr, dt, shape, strides):
