@@ -10,16 +10,23 @@ from __future__ import annotations
 import os
 import runpy
 import sys
+import time
 import traceback
 
 from ._launch_env import torchrun_environment
 
+#: Seconds a failing rank waits between flushing its output and ``MPI_Abort``: mpiexec stops
+#: forwarding output once a rank aborts, so what the pipes still hold would be lost.
+DRAIN_S = 1.0
 
-def _abort(code: int) -> None:
+
+def abort_job(code: int) -> None:
+    """End every rank of the job with ``code``, after the output written so far has been forwarded."""
     sys.stdout.flush()
     sys.stderr.flush()
     mpi = sys.modules.get("mpi4py.MPI")
     if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
+        time.sleep(DRAIN_S)
         mpi.COMM_WORLD.Abort(code)
     os._exit(code)
 
@@ -49,11 +56,11 @@ def main(argv: list[str]) -> None:
             sys.stderr.write(f"[rank {rank}]: {code}\n")
             code = 1
         sys.stderr.write(f"[rank {rank}]: exited with code {code}; stopping the job\n")
-        _abort(code)
+        abort_job(code)
     except BaseException:
         lines = traceback.format_exc().rstrip("\n").split("\n")
         sys.stderr.write("".join(f"[rank {rank}]: {line}\n" for line in lines))
-        _abort(1)
+        abort_job(1)
 
 
 if __name__ == "__main__":

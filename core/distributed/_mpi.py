@@ -29,6 +29,7 @@ import traceback
 import numpy as np
 
 from .. import backends
+from ._bootstrap import abort_job
 from ._reduce_op import ReduceOp
 from ._work import Work
 
@@ -199,8 +200,7 @@ class _Watchdog:
             "(init_process_group(timeout=...)): a rank did not join the collective, or joined another one; "
             "aborting the job\n"
         )
-        sys.stderr.flush()
-        mpi().COMM_WORLD.Abort(1)
+        abort_job(1)
 
 
 class _Job:
