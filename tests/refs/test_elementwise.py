@@ -50,7 +50,10 @@ def _wide(ufunc):
 
 def _div_trunc(a, b, rd, promoted):
     if rd.kind in "iu":
-        return np.fix(a.astype(np.float64) / b.astype(np.float64)).astype(rd)
+        # PyTorch divides in the result dtype: an operand that does not take part in promotion (a 0-dim
+        # int8 -1 beside a uint8 tensor) wraps to it first (255), then the quotient is truncated
+        a, b = (np.asarray(v).astype(rd).astype(np.float64) for v in (a, b))
+        return np.fix(a / b).astype(rd)
     cd = _compute_np(rd)
     return np.trunc((a.astype(cd) / b.astype(cd)).astype(rd))
 
