@@ -67,6 +67,7 @@ def _unary(name: str, op: str):
         return wrap(y, self.dtype)
 
     kernel.__name__ = f"c_{op}"
+    kernel.auto_name = name  # the AUTO_MIN entry that lets ``auto`` take it
     kernel.__doc__ = f"{op} of a float32/float64 tensor in C (None: another kernel's call)."
     return kernel
 
@@ -148,6 +149,7 @@ def _binary(name: str, op: str):
         return None if out is None else wrap(out, a.dtype)
 
     kernel.__name__ = f"c_{op}"
+    kernel.auto_name = name  # the AUTO_MIN entry that lets ``auto`` take it
     kernel.__doc__ = f"prims::{op} of same-dtype float32/float64 tensors in C (None: another kernel's call)."
     return kernel
 
@@ -187,6 +189,7 @@ def _binary_op(op: str):
         return None if out is None else wrap(out, dtype)
 
     kernel.__name__ = f"c_{op}_tensor"
+    kernel.auto_name = name
     kernel.__doc__ = f"{op}.Tensor of same-shape float32/float64 tensors, or one and a Python number, in C."
     return kernel
 
@@ -429,8 +432,12 @@ def with_c(name: str, fn):
     if c_fn is None:
         return fn
 
+    # a C kernel that ``auto`` never takes costs the default path nothing (tiny ``a * 2.0`` stays at NumPy's cost)
+    never_auto = hasattr(c_fn, "auto_name") and c_fn.auto_name not in _c_path.AUTO_MIN
+
     def kernel(*args, **kwargs):
-        if _c_path._level != _c_path.OFF:
+        level = _c_path._level
+        if level != _c_path.OFF and not (never_auto and level == _c_path.AUTO):
             r = c_fn(*args, **kwargs)
             if r is not None:
                 return r
