@@ -111,8 +111,11 @@ def test_against_the_c_library(x):
     assert float(acc.ndtr(a)) == pytest.approx(0.5 * math.erfc(-x / math.sqrt(2)), rel=1e-15 * (4 + x * x), abs=1e-300)
     if not (x <= 0 and x == math.floor(x)):
         assert float(acc.lgamma(a)) == pytest.approx(math.lgamma(x), rel=1e-13, abs=1e-14)
+    # glibc's documented worst errors: sin, exp, expm1 1 ulp, tanh 2 ulp; the long double oracle rounded to
+    # double adds half an ulp (tanh(0.359375): 2 ulp apart); allowed: 3 ulps of the result
     for ufunc, reference in [(np.sin, math.sin), (np.exp, math.exp), (np.tanh, math.tanh), (np.expm1, math.expm1)]:
-        assert float(acc.extended(ufunc)(a)) == pytest.approx(reference(x), rel=3e-16, abs=1e-300)
+        want = reference(x)
+        assert abs(float(acc.extended(ufunc)(a)) - want) <= 3 * np.spacing(abs(want)), (ufunc.__name__, x)
 
 
 @settings(max_examples=40, deadline=None)
