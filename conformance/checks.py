@@ -362,6 +362,8 @@ def check_functional(ctx: Context, info: OpInfo, sample: SampleInput, first: boo
     check_inputs_unchanged(ctx, sample, args, kwargs, set(op.schema.mutated_arguments), names)
     if not info.data_dependent:
         check_meta(ctx, info, sample, result)
+    elif not ctx.is_reference:
+        check_reference_structure(info, sample, result)
     if info.values_undefined:
         pass
     elif info.random:
@@ -548,6 +550,27 @@ def check_meta(ctx: Context, info: OpInfo, sample: SampleInput, result) -> None:
     except NotImplementedError:  # the op cannot run without data
         return
     _compare_structure(info, result, meta, "output")
+
+
+def check_reference_structure(info: OpInfo, sample: SampleInput, result) -> None:
+    """Outputs of a data-dependent op (no meta run) have the reference backend's structure, shapes and dtypes."""
+    ref_args, ref_kwargs = build(sample, REFERENCE)
+    reference = call(info.op, ref_args, ref_kwargs)
+    got, want = _flatten(result), _flatten(reference)
+    if len(got) != len(want):
+        raise CheckFailure("meta", f"{len(got)} outputs; the reference backend gives {len(want)}")
+    for i, (out, ref) in enumerate(zip(got, want)):
+        if not isinstance(ref, ow.Tensor):
+            continue
+        where = f"output {i}" if len(got) > 1 else "output"
+        if not isinstance(out, ow.Tensor):
+            raise CheckFailure("meta", f"{where} is {type(out).__name__}; the reference backend returns a Tensor")
+        if out.dtype is not ref.dtype or tuple(out.shape) != tuple(ref.shape):
+            raise CheckFailure(
+                "meta",
+                f"{where} is {out.dtype.name}{list(out.shape)}; the reference backend gives "
+                f"{ref.dtype.name}{list(ref.shape)}",
+            )
 
 
 def _compare_structure(info, result, meta, where):

@@ -328,11 +328,19 @@ def _complex(re, im) -> np.ndarray:
     return out
 
 
+#: Conversions: op -> name of the target-dtype argument. Their special-value probe converts nan, ±inf,
+#: ±0.0, values that overflow or underflow the target and values between two of its floats to every
+#: other floating dtype (a float16 kernel that saturates, flushes subnormals or loses a NaN fails).
+CONVERSIONS = {"prims::convert_element_type": "dtype"}
+
+
 def special_samples(info, dtype, samples: list, rng) -> list[SampleInput]:
     """Every floating elementwise op on nan, ±inf, ±0.0 and a few ordinary values (for two operands: every
     pair of them), compared with the oracle; zeros must carry the oracle's sign."""
     if dtype is None or not (dtype.is_floating_point or dtype.is_complex) or info.oracle is None or info.random:
         return []
+    if info.name in CONVERSIONS:
+        return conversion_samples(info, dtype, samples)
     if family(info) not in PRECISION_FAMILIES or _matches(info.name, NO_SPECIALS):
         return []
     base = next((s for s in samples if _plain(s) and s.arrs()), None)
@@ -357,6 +365,36 @@ def special_samples(info, dtype, samples: list, rng) -> list[SampleInput]:
     if not outs or any(d is not dtype for d in outs):
         return []
     return [probe]
+
+
+def conversion_samples(info, dtype, samples: list) -> list[SampleInput]:
+    """``dtype`` values at the edges of every other floating dtype, converted to it (see :data:`CONVERSIONS`)."""
+    base = next((s for s in samples if _plain(s) and len(s.arrs()) == 1), None)
+    if dtype.is_complex or base is None:
+        return []
+    edges = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1.5, -2.5, 1 / 3, 65504.0, 65520.0, -7e4]
+    edges += [3.0e38, 3.4e38, 1e-40, -1e-45, 6e-8, 2e-8, 1e-300]
+    with np.errstate(all="ignore"):
+        values = np.array(edges, np.float64).astype(dtype.numpy)
+    target_arg = CONVERSIONS[info.name]
+    out = []
+    for target in (ow.float16, ow.bfloat16, ow.float32, ow.float64, ow.complex64, ow.complex128):
+        if target is dtype:
+            continue
+
+        def fill(name, a, target=target):
+            return Arr(values, dtype)
+
+        probe = _rebuild(info, base, fill, f"{dtype.name} nan/inf/-0.0/overflow/underflow to {target.name}")
+        names = [a.name for a in info.op.schema.arguments]
+        position = names.index(target_arg)
+        if position < len(probe.args):
+            probe.args = probe.args[:position] + (target,) + probe.args[position + 1 :]
+        else:
+            probe.kwargs = {**probe.kwargs, target_arg: target}
+        probe.signed_zeros = True
+        out.append(probe)
+    return out
 
 
 # -- determinism ------------------------------------------------------------------------------------

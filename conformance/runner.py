@@ -139,9 +139,11 @@ class Runner:
         return out
 
     def _skipped(self, sample) -> bool:
+        """Whether ``sample`` has a tensor, or asks for a result, in a dtype this backend skips or lacks."""
         supported = self.backend_obj.dtypes
-        for a in sample.arrs():
-            if a.dtype.name in self.config.skip_dtypes or (supported is not None and a.dtype not in supported):
+        targets = [v for v in list(sample.args) + list(sample.kwargs.values()) if isinstance(v, ow.dtype)]
+        for dtype in [a.dtype for a in sample.arrs()] + targets:
+            if dtype.name in self.config.skip_dtypes or (supported is not None and dtype not in supported):
                 return True
         return False
 

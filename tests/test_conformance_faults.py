@@ -211,6 +211,31 @@ def _mm_strided_rhs(kernel):
 
 I16, I8, I32, I64 = ow.int16, ow.int8, ow.int32, ow.int64
 
+
+def _half_saturates(kernel):
+    """``convert_element_type`` to float16 clamping at ±65504 instead of overflowing to ±inf (no NaN kept)."""
+
+    def faulty(a, dtype):
+        out = kernel(a, dtype)
+        if dtype is not F16 or not a.dtype.is_floating_point:
+            return out
+        with np.errstate(all="ignore"):
+            x = np.nan_to_num(native(a).astype(np.float64), nan=0.0)
+            return wrap(np.clip(x, -65504, 65504).astype(np.float16), F16)
+
+    return faulty
+
+
+def _bincount_int32(kernel):
+    """``bincount`` counting into int32 (its output shape depends on the data, so no meta device run sees it)."""
+
+    def faulty(*args):
+        out = kernel(*args)
+        return out if out.dtype is not ow.int64 else wrap(native(out).astype(np.int32), ow.int32)
+
+    return faulty
+
+
 # name -> (prim, fault, ops to run, ops of which at least one must fail (the prim's name first), check)
 FAULTS = {
     # wrong value for one dtype
@@ -222,6 +247,7 @@ FAULTS = {
     "abs_dtype": ("prims::abs", T.wrong_dtype(F64), "prims::abs,abs", "meta"),
     "argmax_dtype": ("prims::argmax", _argmax_int32, "prims::argmax,argmax", "meta"),
     "sum_dtype": ("prims::sum", T.wrong_dtype(F32), "prims::sum,sum", "meta"),
+    "bincount_dtype": ("prims::bincount", _bincount_int32, "prims::bincount,bincount", "meta"),
     # non-contiguous or transposed inputs only
     "sum_strided": ("prims::sum", T.wrong_when_strided, "prims::sum,sum.dim_IntList", "values"),
     "exp_strided": ("prims::exp", T.wrong_when_strided, "prims::exp,exp", "values"),
@@ -238,6 +264,12 @@ FAULTS = {
     "neg_zero": ("prims::neg", _positive_zero, "prims::neg,neg", "values"),
     "exp_inf": ("prims::exp", _exp_inf_nan, "prims::exp,exp", "values"),
     "sign_nan": ("prims::sign", _sign_nan_zero, "prims::sign,sign", "values"),
+    "half_saturates": (
+        "prims::convert_element_type",
+        _half_saturates,
+        "prims::convert_element_type,to.dtype",
+        "values",
+    ),
     # missing errors
     "div_no_error": ("prims::div", T.no_error, "prims::div", "errors"),
     "index_put_no_error": ("prims::index_put", _no_error_dropping, "prims::index_put,index_put", "errors"),

@@ -4,19 +4,6 @@ from __future__ import annotations
 
 import opweave
 
-# Samples of these ops convert a tensor of the listed dtype *to* float16 (or view its bits as float16); on a
-# device without fp16 (cl_khr_fp16 in OpenCL) that raises TypeError, as documented, where the CPU reference runs it.
-_TO_HALF = {
-    "_to_copy": ["uint8"],
-    "_to_copy.out": ["uint8"],
-    "to.device": ["uint8"],
-    "to.dtype": ["uint8"],
-    "prims::convert_element_type": ["int16", "int64", "complex128"],
-    "prims::view_of_dtype": ["int16"],
-    "view.dtype": ["int16"],
-}
-
-
 #: Complex functions whose generated kernels do not follow C99 Annex G at infinities and NaN
 #: (``exp(-inf + 0j)`` gives nan, not 0): found by the suite's special-value probe.
 _COMPLEX_SPECIALS = (
@@ -32,14 +19,11 @@ _IGAMMAC = ("igammac", "prims::igammac", "special_gammaincc")
 def conformance_expectations(backend) -> dict:
     """What the conformance suite should expect of a device built on the generator (``backend``'s dtypes decide).
 
-    Dtypes the device lacks are skipped (and raise ``TypeError`` when used); the xfails are the generator's
-    known deviations, with their reasons.
+    Dtypes the device lacks are skipped (and raise ``TypeError`` when used; the suite also skips samples that
+    convert to them); the xfails are the generator's known deviations, with their reasons.
     """
     skip = [d.name for d in (opweave.float16, opweave.float64, opweave.complex128) if d not in backend.dtypes]
-    xfail = {}
-    if "float16" in skip:
-        reason = f"converts to float16, which the device lacks ({backend.fp16_feature}): TypeError by design"
-        xfail = {op: {"reason": reason, "dtypes": dtypes} for op, dtypes in _TO_HALF.items()}
+    xfail: dict = {}
     reason = "complex results at inf/nan do not follow C99 Annex G (special-value probe)"
     for op in _COMPLEX_SPECIALS:
         xfail.setdefault(op, {"reason": reason, "dtypes": ["complex64", "complex128"]})
