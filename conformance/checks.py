@@ -252,6 +252,15 @@ def _expected_outputs(info: OpInfo, sample: SampleInput) -> list:
         return _flatten(info.oracle(*args, **kwargs))
 
 
+def check_properties(info: OpInfo, sample: SampleInput, result) -> None:
+    """The outputs the oracle leaves open satisfy their defining properties (:attr:`OpInfo.verify`)."""
+    args, kwargs = oracle_args(sample, info.upcast)
+    with quiet():
+        problem = info.verify([_host_or_value(r) for r in _flatten(result)], *args, **kwargs)
+    if problem:
+        raise CheckFailure("values", problem)
+
+
 def check_values(
     ctx: Context,
     info: OpInfo,
@@ -371,6 +380,8 @@ def check_functional(ctx: Context, info: OpInfo, sample: SampleInput, first: boo
     elif info.oracle is not None:
         expected = _expected_outputs(info, sample)
         check_values(ctx, info, result, expected, ulps=sample.ulps, signed_zeros=sample.signed_zeros)
+        if info.verify is not None:
+            check_properties(info, sample, result)
     elif not ctx.is_reference:
         ref_args, ref_kwargs = build(sample, REFERENCE)
         reference = call(op, ref_args, ref_kwargs)

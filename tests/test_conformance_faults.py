@@ -226,6 +226,16 @@ def _half_saturates(kernel):
     return faulty
 
 
+def _eigh_rows(kernel):
+    """``eigh`` returning the eigenvectors as rows (Vᵀ, LAPACK's row-major trap): eigenvalues stay right."""
+
+    def faulty(a, uplo):
+        w, v = kernel(a, uplo)
+        return w, wrap(np.ascontiguousarray(np.swapaxes(native(v), -1, -2)), v.dtype)
+
+    return faulty
+
+
 def _bincount_int32(kernel):
     """``bincount`` counting into int32 (its output shape depends on the data, so no meta device run sees it)."""
 
@@ -264,6 +274,7 @@ FAULTS = {
     "neg_zero": ("prims::neg", _positive_zero, "prims::neg,neg", "values"),
     "exp_inf": ("prims::exp", _exp_inf_nan, "prims::exp,exp", "values"),
     "sign_nan": ("prims::sign", _sign_nan_zero, "prims::sign,sign", "values"),
+    "eigh_vectors_as_rows": ("prims::eigh", _eigh_rows, "prims::eigh", "values"),
     "half_saturates": (
         "prims::convert_element_type",
         _half_saturates,

@@ -159,6 +159,9 @@ class OpInfo:
     ``empty``), ``strides`` (output strides are a promise checked against the meta
     device's, see :attr:`promises_strides`). ``known_failure`` marks a bug or deviation of the core op (every
     backend xfails it, with this reason; a dict maps dtype names to reasons).
+    ``verify(outputs, *args, **kwargs)`` checks what the oracle cannot pin down (eigenvectors and singular
+    vectors, defined up to sign or phase) by their defining properties: it takes the outputs as NumPy
+    arrays and the oracle's arguments, and returns what is wrong (None if nothing is).
     ``family`` groups ops in reports; ``source`` is ``"opdb"`` (hand-written) or
     ``"generated"`` (schema-driven samples).
     """
@@ -178,6 +181,7 @@ class OpInfo:
     upcast: bool = True
     strides: bool = False
     known_failure: str | dict | None = None
+    verify: Callable | None = None
     family: str = ""
     source: str = "opdb"
     variant: str | None = None  # "inplace" or "out": checks of a generated variant

@@ -361,6 +361,49 @@ def _svd(a, full_matrices):
     return None, np.linalg.svd(a, compute_uv=False), None
 
 
+def _adjoint(x):
+    return np.conj(np.swapaxes(x, -1, -2))
+
+
+def _orthonormality(q, what: str, tol: float) -> str | None:
+    """``q``'s columns orthonormal (``QᴴQ = I``) within ``tol``."""
+    gap = np.abs(_adjoint(q) @ q - np.eye(q.shape[-1])).max(initial=0.0)
+    return None if gap <= tol else f"{what} are not orthonormal: max |QᴴQ - I| = {gap:.3g} > {tol:.3g}"
+
+
+def _backward_error_tol(outputs, a) -> tuple[float, float]:
+    """A backward-stable factorisation's error bound, ``(orthonormality, residual)``: 30·n·eps (·‖A‖)."""
+    eps = max(float(np.finfo(o.dtype).eps) for o in outputs if isinstance(o, np.ndarray) and o.dtype.kind in "fc")
+    bound = 30 * max(a.shape[-2:]) * eps
+    return bound, bound * max(1.0, float(np.abs(a).max(initial=0.0)))
+
+
+def _eigh_vectors(outputs, a, uplo):
+    """``V`` orthonormal and ``A·V = V·diag(w)`` for the Hermitian ``A`` that ``uplo``'s triangle defines."""
+    w, v = outputs
+    tri = np.tril(a) if uplo == "L" else np.triu(a)
+    herm = tri + _adjoint(tri) - np.einsum("...ii->...i", tri).real[..., None] * np.eye(a.shape[-1])
+    ortho, resid = _backward_error_tol(outputs, herm)
+    problem = _orthonormality(v, "eigenvectors", ortho)
+    gap = np.abs(herm @ v - v * w[..., None, :]).max(initial=0.0)
+    if problem is None and gap > resid:
+        problem = f"A·V differs from V·diag(w) by {gap:.3g} > {resid:.3g} (wrong eigenvectors)"
+    return problem
+
+
+def _svd_vectors(outputs, a, full_matrices):
+    """``U`` and ``Vᴴ`` orthonormal and ``U·diag(S)·Vᴴ = A``."""
+    u, s, vh = outputs
+    ortho, resid = _backward_error_tol(outputs, a)
+    problem = _orthonormality(u, "left singular vectors", ortho)
+    problem = problem or _orthonormality(_adjoint(vh), "right singular vectors", ortho)
+    k = s.shape[-1]
+    gap = np.abs((u[..., :, :k] * s[..., None, :]) @ vh[..., :k, :] - a).max(initial=0.0)
+    if problem is None and gap > resid:
+        problem = f"U·diag(S)·Vᴴ differs from A by {gap:.3g} > {resid:.3g} (wrong singular vectors)"
+    return problem
+
+
 def _lstsq(a, b, rcond):
     return np.linalg.lstsq(a, b, rcond=None)[0], None, None, None
 
@@ -595,7 +638,12 @@ def _linalg_lines():
         ),
         entry("prims::geqrf", _batched(_geqrf, 2), rect, LINALG, tolerances=LTOL),
         entry(
-            "prims::eigh", _batched(_eigh, 2), [K(spd, "L"), K(spd_b, "U"), K(_mat(3, 3), "L")], LINALG, tolerances=LTOL
+            "prims::eigh",
+            _batched(_eigh, 2),
+            [K(spd, "L"), K(spd_b, "U"), K(_mat(3, 3), "L")],
+            LINALG,
+            tolerances=LTOL,
+            verify=_eigh_vectors,
         ),
         entry(
             "prims::svd",
@@ -603,6 +651,7 @@ def _linalg_lines():
             [K(_mat(4, 3), False), K(_mat(3, 5, layout=T), True), K(_mat(2, 3, 3), False)],
             LINALG,
             tolerances=LTOL,
+            verify=_svd_vectors,
         ),
         entry("prims::householder_product", _batched(_householder), hh, LINALG, tolerances=LTOL),
         entry(
