@@ -46,31 +46,36 @@ NOT_CHECKED = {
         "argmax argmin argsort argwhere all any isclose allclose equal bincount bucketize searchsorted histc "
         "histogram histogramdd nonzero count_nonzero unique_consecutive unique_dim _unique _unique2 "
         "unique_dim_consecutive eq ne lt le gt ge isnan isinf isfinite isposinf isneginf isreal signbit "
-        "logical_and logical_or logical_xor logical_not floor_divide sign ceil floor round trunc fix heaviside "
-        "nextafter is_nonzero is_same_size tril_indices triu_indices bitwise_and bitwise_or bitwise_xor "
+        "logical_and logical_or logical_xor logical_not "
+        "is_nonzero is_same_size tril_indices triu_indices bitwise_and bitwise_or bitwise_xor "
         "bitwise_not gcd lcm special_chebyshev_polynomial_t special_chebyshev_polynomial_u "
         "special_chebyshev_polynomial_v special_chebyshev_polynomial_w special_shifted_chebyshev_polynomial_t "
         "special_shifted_chebyshev_polynomial_u special_shifted_chebyshev_polynomial_v "
         "special_shifted_chebyshev_polynomial_w special_hermite_polynomial_h special_hermite_polynomial_he "
-        "special_laguerre_polynomial_l special_legendre_polynomial_p frexp detach detach_copy"
+        "special_laguerre_polynomial_l special_legendre_polynomial_p special_airy_ai detach detach_copy"
     ).split(),
     "PyTorch has no derivative (backward raises, as in PyTorch)": (
         "linalg_ldl_factor_ex linalg_ldl_factor linalg_ldl_solve geqrf"
     ).split(),
-    "PyTorch has no derivative with respect to the first argument (igamma, zeta)": (
+    "PyTorch has no derivative with respect to the first argument (not_implemented; backward raises, as in "
+    "PyTorch): the second argument's is gradchecked in tests/autograd/test_gradcheck_small_samples.py": (
         "igamma igammac special_gammainc special_gammaincc special_zeta"
     ).split(),
-    "missing: no derivative formula for airy_ai (its derivative Ai' is no op to write it with)": ["special_airy_ai"],
     "singular/eigen vectors are defined up to a phase: checked with gauge-invariant losses in the test suite": (
         "svd linalg_svd linalg_eig"
     ).split(),
     "reads one triangle of a symmetric input: checked through a symmetrizing wrapper in the test suite": (
         "cholesky linalg_cholesky linalg_cholesky_ex linalg_eigh linalg_eigvalsh"
     ).split(),
-    "quantization: round-trips through integers (PyTorch's straight-through gradient is not the derivative)": (
-        "dequantize fake_quantize_per_channel_affine fake_quantize_per_tensor_affine"
+    "quantized input: a quantized tensor cannot require grad (as in PyTorch)": ["dequantize"],
+    "fake quantization: PyTorch's gradient is the straight-through estimator, not the derivative (0 almost "
+    "everywhere); checked against the estimator's formula in tests/autograd/test_gradcheck_small_samples.py": (
+        "fake_quantize_per_channel_affine fake_quantize_per_tensor_affine"
     ).split(),
-    "duplicate indices in the sample: each duplicate receives the gradient, as in PyTorch": ["index_fill.int_Tensor"],
+    "duplicate indices in the sample: each duplicate receives the gradient, as in PyTorch (finite differences "
+    "count it once); gradchecked without duplicates in tests/autograd/test_gradcheck_small_samples.py": [
+        "index_fill.int_Tensor"
+    ],
     "tensor bounds are read as numbers (.item()): PyTorch's linspace/logspace have no derivative either": [
         f"{op}.{form}"
         for op in ("linspace", "logspace")

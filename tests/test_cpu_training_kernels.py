@@ -117,3 +117,78 @@ def test_linear_matches_decomposition(dtype, batch, k, n, data):
     elif bias == "other shape":  # broadcasts: the decomposition's case
         b = opweave.tensor(data.draw(hnp.arrays(dtype, (1,), elements=finite)))
     same(ops.linear.default(x, w, b), ops.linear.default.decomposition(x, w, b))
+
+
+@given(
+    st.sampled_from(FLOATS),
+    st.tuples(st.integers(0, 2), st.integers(1, 2), st.integers(1, 6), st.integers(1, 6)),
+    st.tuples(st.integers(1, 3), st.integers(1, 3)),
+    st.tuples(st.integers(1, 2), st.integers(1, 2)),
+    st.tuples(st.integers(0, 1), st.integers(0, 1)),
+    st.tuples(st.integers(1, 3), st.integers(1, 3)),
+    st.booleans(),
+    st.data(),
+)
+def test_im2col_columns(dtype, shape, kernel, dilation, padding, stride, transposed, data):
+    n, c, h, w = shape
+    span = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
+    blocks = [(s + 2 * p - sp) // st_ + 1 for s, p, sp, st_ in zip((h, w), padding, span, stride)]
+    x = data.draw(values(dtype, shape))
+    t = opweave.tensor(x)
+    if transposed:  # a non-contiguous view with the same values
+        t = opweave.tensor(np.ascontiguousarray(x.transpose(0, 1, 3, 2))).transpose(2, 3)
+    args = (t, list(kernel), list(dilation), list(padding), list(stride))
+    if min(blocks) < 1:
+        try:
+            ops.im2col.default(*args)
+        except ValueError:
+            return
+        raise AssertionError("im2col accepted a geometry without sliding blocks")
+    xp = np.pad(x, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
+    expected = np.empty((n, c, kernel[0], kernel[1], blocks[0], blocks[1]), dtype)
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            r0, c0 = i * dilation[0], j * dilation[1]
+            rows = slice(r0, r0 + (blocks[0] - 1) * stride[0] + 1, stride[0])
+            cols = slice(c0, c0 + (blocks[1] - 1) * stride[1] + 1, stride[1])
+            expected[:, :, i, j] = xp[:, :, rows, cols]
+    got = ops.im2col.default(*args)
+    assert got.dtype is t.dtype
+    assert tuple(got.shape) == (n, c * kernel[0] * kernel[1], blocks[0] * blocks[1])
+    assert got.numpy().tobytes() == expected.tobytes()
+
+
+@given(st.sampled_from(FLOATS), st.integers(0, 2), st.integers(1, 3), st.integers(1, 4), st.integers(1, 4), st.data())
+def test_max_unpool2d_places_values_at_indices(dtype, batch, channels, oh, ow, data):
+    size = (oh * 2, ow * 2)
+    plane = size[0] * size[1]
+    x = data.draw(values(dtype, (batch, channels, oh, ow)))
+    # distinct positions per plane, as max pooling's indices are
+    idx = (
+        np.stack(
+            [
+                np.array(data.draw(st.permutations(range(plane)))[: oh * ow]).reshape(oh, ow)
+                for _ in range(batch * channels)
+            ]
+        ).reshape(batch, channels, oh, ow)
+        if batch
+        else np.zeros((0, channels, oh, ow), np.int64)
+    )
+    got = ops.max_unpool2d.default(opweave.tensor(x), opweave.tensor(idx.astype(np.int64)), list(size))
+    expected = np.zeros((batch, channels, plane), dtype)
+    for b in range(batch):
+        for ch in range(channels):
+            expected[b, ch, idx[b, ch].reshape(-1)] = x[b, ch].reshape(-1)
+    assert got.dtype is opweave.tensor(x).dtype
+    assert got.numpy().tobytes() == expected.reshape(batch, channels, *size).tobytes()
+
+
+def test_max_unpool2d_index_outside_plane_raises():
+    x = opweave.tensor(np.ones((1, 1, 1, 1), np.float32))
+    for bad in (4, -1):
+        try:
+            ops.max_unpool2d.default(x, opweave.tensor(np.array([[[[bad]]]])), [2, 2])
+        except IndexError as exc:
+            assert "max_unpool2d" in str(exc)
+        else:
+            raise AssertionError(f"index {bad} accepted")

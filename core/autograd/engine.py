@@ -152,12 +152,12 @@ def _collect(root_nodes, targets=None) -> tuple[dict, set | None]:
 
 
 def _add(a, b):
-    from .. import ops
-
     if a is None:
         return b
     if b is None:
         return a
+    from .. import ops
+
     return ops.canonical.add(a, b)
 
 

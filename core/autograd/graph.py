@@ -192,8 +192,6 @@ class AccumulateGrad(Node):
         self.variable = leaf
 
     def apply(self, grad_outputs: list) -> tuple:
-        from .. import ops
-
         grad = grad_outputs[0]
         leaf = self.variable
         ag = leaf._ag
@@ -207,7 +205,12 @@ class AccumulateGrad(Node):
         if not _STATE.grad_enabled and requires_grad(grad):
             grad = grad.detach()
         with self._lock:
-            ag.grad = grad if ag.grad is None else ops.canonical.add(ag.grad, grad)
+            if ag.grad is None:
+                ag.grad = grad
+            else:
+                from .. import ops
+
+                ag.grad = ops.canonical.add(ag.grad, grad)
         if ag.post_accumulate_hooks:
             for fn in list(ag.post_accumulate_hooks.values()):
                 fn(leaf)

@@ -78,14 +78,18 @@ def is_differentiable_dtype(dtype) -> bool:
 class FormulaContext:
     """What a derivative formula receives: the op's arguments (saved tensors unpacked), outputs, needs."""
 
-    def __init__(self, op, args: tuple, save, save_out: bool, outputs: tuple, needs: tuple):
+    def __init__(self, op, args: tuple, save, save_out: bool, outputs: tuple, needs: tuple, metas=None):
         self.op = op
         if callable(save):
             save = save(needs)
         name = _node_name(op)
         strides = op.name in STRIDED_METAS
         self._args = [
-            (SavedTensor(a, name, i) if (save is None or i in save) else TensorMeta(a, strides))
+            (
+                SavedTensor(a, name, i)
+                if (save is None or i in save)
+                else (metas[i] if metas is not None and metas[i] is not None else TensorMeta(a, strides))
+            )
             if isinstance(a, Tensor)
             else a
             for i, a in enumerate(args)
@@ -157,12 +161,12 @@ class FormulaNode(Node):
         self.materialize = materialize
 
     def apply(self, grad_outputs: list) -> tuple:
-        from .. import ops
-
         if self.ctx.released:
             raise RuntimeError(FREED_MESSAGE)
         grads = list(grad_outputs)
         if self.materialize and None in grads:
+            from .. import ops
+
             metas = self.ctx.output_metas()
             for i, (g, m, diff) in enumerate(zip(grads, metas, self.differentiable_outputs)):
                 if g is None and diff:
@@ -193,6 +197,8 @@ class NotImplementedNode(Node):
 
 def fit_gradient(g: Tensor, meta) -> Tensor:
     """``g`` made to match an input: real part for a real input, summed to its shape, its dtype and device."""
+    if g.dtype is meta.dtype and g.shape == meta.shape and g.device == meta.device:
+        return g  # the common case: nothing to fit
     from .. import ops
 
     c = ops.canonical
@@ -311,9 +317,14 @@ def record(
         strip(out, args)
         return
     needs_by_arg = [False] * len(args)
+    metas_by_arg = None
+    if op.name not in STRIDED_METAS:
+        metas_by_arg = [None] * len(args)
+        for i, m in zip(positions, metas):
+            metas_by_arg[i] = m
     for i, n in zip(positions, needs):
         needs_by_arg[i] = n
-    ctx = FormulaContext(op, args, save, save_out, outputs, tuple(needs_by_arg))
+    ctx = FormulaContext(op, args, save, save_out, outputs, tuple(needs_by_arg), metas_by_arg)
     differentiable = tuple(isinstance(o, Tensor) and is_differentiable_dtype(o.dtype) for o in outputs)
     node = FormulaNode(
         op, formula, ctx, tuple(edges), _range(len(positions)), tuple(metas), materialize, differentiable

@@ -9,4 +9,16 @@ of a real loss L with respect to z is ``dL/dRe(z) + i dL/dIm(z)``, i.e. for a ho
 
 from __future__ import annotations
 
-from . import composite, decompositions, elementwise, indexing, linalg, nn, reductions, scans, spectral, views  # noqa: F401
+from . import (  # noqa: F401
+    composite,
+    decompositions,
+    elementwise,
+    indexing,
+    linalg,
+    nn,
+    quantization,
+    reductions,
+    scans,
+    spectral,
+    views,
+)

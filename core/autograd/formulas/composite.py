@@ -84,8 +84,7 @@ def _relu(ctx, g):
     A product with the mask rather than a ``where``: selecting per element costs several times
     more on CPUs (a branch per element); a NaN or infinite ``g`` where the output is 0 gives NaN.
     """
-    y = ctx.out
-    return (C.mul(g, C.ne(y, 0).to(g.dtype)),)
+    return (C.mul(g, C.ne(ctx.out, 0)),)
 
 
 def _cross_entropy_covered(self, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0) -> bool:
@@ -126,18 +125,21 @@ def _cross_entropy(ctx, g):
 def _unweighted_cross_entropy_grad(x, target, g, reduction: int, ignore_index: int, cdim: int):
     """(softmax(x) - onehot(t)) c, c = g [t ≠ ignore_index] (/ their count for the mean), without a scatter.
 
-    Targets and class numbers are compared as floats (exact: float64 past 2²⁴ classes), so every
-    step is a same-dtype elementwise op; an ignored target matches no class.
+    The one-hot is the targets compared with a cached int64 class grid (an ignored target
+    matches no class) and stays boolean (the difference with the float probabilities promotes
+    it); the per-target scale selects ``g`` (over the count) where the target counts, so no op
+    only converts.
     """
     classes = x.shape[cdim]
-    exact = _dtype.float64 if x.dtype is _dtype.float64 or classes > 2**24 else _dtype.float32
-    t = target.to(device=x.device, dtype=exact)
-    grid = iota(classes, exact, x.device)
+    t = target if target.device == x.device else target.to(x.device)
+    grid = iota(classes, _dtype.int64, x.device)
     if cdim == 1 and x.ndim > 2:
         grid = C.reshape(grid, [classes] + [1] * (x.ndim - 2))
-    onehot = C.eq(C.unsqueeze(t, cdim), grid).to(x.dtype)
-    valid = C.ne(t, float(ignore_index)).to(x.dtype)
-    coef = valid * (g if g.dtype is x.dtype else g.to(x.dtype))
+    onehot = C.eq(C.unsqueeze(t, cdim), grid)
+    valid = C.ne(t, ignore_index)
+    if g.dtype is not x.dtype:
+        g = g.to(x.dtype)
     if reduction == 1:
-        coef = coef / C.sum(valid)
-    return (C.softmax(x, cdim) - onehot) * C.unsqueeze(coef, cdim)
+        g = C.div(g, C.sum(valid))
+    scale = C.where(valid, g, 0.0)  # ignored targets get 0 even when every target is ignored (0/0), as in PyTorch
+    return C.mul(C.sub(C.softmax(x, cdim), onehot), C.unsqueeze(scale, cdim))

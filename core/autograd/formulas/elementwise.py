@@ -339,8 +339,23 @@ def _polar(ctx, g):
     return (C.real(g * conj(e)), C.real(g * conj(1j * y)))
 
 
-for _name in ("heaviside", "nextafter", "floor_divide"):
+for _name in ("heaviside", "floor_divide"):  # piecewise constant: 0 almost everywhere (PyTorch: not implemented)
     formula(f"prims::{_name}", save=())(lambda ctx, g: (C.zeros_like(g), C.zeros_like(g)))
+
+
+@formula("prims::nextafter")
+def _nextafter(ctx, g):
+    """PyTorch's rule: one ulp from ``self`` is the identity to first order, except where it equals ``other``."""
+    a, b = ctx.args
+    return (C.where(a != b, g, 0.0), C.zeros_like(g))
+
+
+@formula("frexp.Tensor", save=(), save_out=True, nondifferentiable=(1,))
+def _frexp(ctx, grads):
+    """mantissa = self / 2^exponent, the exponent constant between powers of two (PyTorch's rule)."""
+    g = grads[0] if isinstance(grads, (list, tuple)) else grads
+    exponent = ctx.outputs[1]
+    return (g / C.exp2(exponent.to(g.dtype)),)
 
 
 # -- ternary -------------------------------------------------------------------------------------
@@ -399,6 +414,7 @@ NONDIFFERENTIABLE.update(
         "hermite_polynomial_he",
         "laguerre_polynomial_l",
         "legendre_polynomial_p",
+        "airy_ai",  # PyTorch's derivatives.yaml: ``x: non_differentiable``
         "histc",
         "bincount",
         "searchsorted",

@@ -23,17 +23,17 @@ def _conv_weight_grad(inp, gout, stride, padding, dilation, kernel_shape):
 
 
 def _conv2d_weight_grad_im2col(inp, gout, stride, padding, dilation, kernel_shape):
-    """d(conv2d)/d(weight) for one group as one GEMM: gout (Cout, N·L) times the input's columns (N·L, Cin·kh·kw).
+    """d(conv2d)/d(weight) for one group: Σₙ gout[n] (Cout, L) times the input's columns[n]ᵀ (L, Cin·kh·kw).
 
     The columns are ``im2col`` (``F.unfold``) of the input with the convolution's geometry, so
-    L is the output's number of positions.
+    L is the output's number of positions; one batched product reads both operands in place
+    (no transposed copies) and a sum over the batch adds the per-sample products.
     """
-    n, cin = inp.shape[0], inp.shape[1]
+    n = inp.shape[0]
     cout = gout.shape[1]
     cols = C.im2col(inp, list(kernel_shape), list(dilation), list(padding), list(stride))  # (N, Cin·k, L)
-    rows = C.reshape(C.transpose(C.reshape(gout, [n, cout, -1]), 0, 1), [cout, -1])
-    cols = C.reshape(C.transpose(cols, 1, 2), [-1, cols.shape[1]])
-    return C.reshape(C.mm(rows, cols), [cout, cin] + list(kernel_shape))
+    per_sample = C.bmm(C.reshape(gout, [n, cout, -1]), C.transpose(cols, 1, 2))  # (N, Cout, Cin·k)
+    return C.reshape(C.sum(per_sample, [0]), [cout, inp.shape[1]] + list(kernel_shape))
 
 
 @formula("prims::convolution", save=(0, 1))
@@ -68,15 +68,25 @@ def _convolution(ctx, g):
     return (gx, gw, gb)
 
 
+def _disjoint_windows(kernel, stride, padding, dilation) -> bool:
+    """Whether no two max-pooling windows share an input position (every index names one window's max)."""
+    stride = list(stride) or list(kernel)
+    return all(s >= dl * (k - 1) + 1 for k, s, dl in zip(kernel, stride, dilation))
+
+
 def _pool_indices_grad(ctx, grads):
     """Max pooling: the values' gradient added at the flat positions the indices name (one ``index_add``).
 
     The indices count within a spatial plane; each plane's offset makes them positions of the
     whole input, so one 1-D ``index_add`` does every plane (and sums windows that overlap).
+    2-D windows that never overlap (stride ≥ window span, the usual pooling) are ``max_unpool2d``:
+    the gradient written once at the indices into zeros, no input copy and no accumulation.
     """
     x = ctx.args[0]
     gv, indices = grads[0], ctx.outputs[1]
     spatial = len(ctx.args[1])
+    if spatial == 2 and x.ndim in (3, 4) and ctx.op.name == "prims::max_pool" and _disjoint_windows(*ctx.args[1:5]):
+        return (C.max_unpool2d(gv, indices, list(x.shape[x.ndim - 2 :])),)
     lead = list(x.shape[: x.ndim - spatial])
     plane = math.prod(x.shape[len(lead) :])
     rows = math.prod(lead)

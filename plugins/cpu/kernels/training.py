@@ -1,5 +1,5 @@
-"""Direct CPU kernels for the hot ops of a training step: ``relu``, in-place updates, tiling max pooling
-(``linear`` is in ``canonical_everyday``).
+"""Direct CPU kernels for the hot ops of a training step: ``relu``, in-place updates, tiling max pooling,
+``im2col`` and ``max_unpool2d`` (``linear`` is in ``canonical_everyday``).
 
 ``relu`` is ``np.maximum(x, 0)`` for float32/float64 (NaN stays NaN, ``-0.0`` gives ``0.0``, as the
 decomposition's ``where(x <= 0, 0, x)``): NumPy's ``where`` branches per element, which on a
@@ -17,6 +17,11 @@ overlaps ``self``, so the result is the out-of-place one's. The binding bumps th
 no NaN. The windows are a reshape of the input, so one ``argmax`` finds every window's first
 maximum (PyTorch's rule when there is no NaN); any other call returns None and the general
 gathered-window kernel runs.
+
+``im2col`` (a 2-D convolution's weight gradient reads it) is one copy of a strided window view of
+the (zero-padded) input, float32/float64 (N, C, H, W) only. ``max_unpool2d`` (max pooling's
+gradient where windows do not overlap) writes the values at the indices into zeros, one fancy
+assignment over every plane; out-of-range indices decline to the decomposition, which raises.
 """
 
 from __future__ import annotations
@@ -140,8 +145,81 @@ def tiling_max_pool(self, kernel_size, stride, padding, dilation, ceil_mode):
     return values, flat
 
 
+def _pair(v) -> tuple | None:
+    v = tuple(v)
+    if len(v) == 1:
+        v = v * 2
+    return v if len(v) == 2 and all(type(i) is int for i in v) else None
+
+
+def _im2col(self, kernel_size, dilation, padding, stride):
+    """``im2col`` of a float32/float64 (N, C, H, W) tensor: one strided window view copied into columns.
+
+    The view's axes (N, C, kh, kw, oh, ow) are the columns' order, so one copy writes them; other
+    dtypes, unbatched inputs and anything the decomposition's checks would refuse decline to it.
+    """
+    dtype = self.dtype
+    if dtype not in _FAST_DTYPES or self.ndim != 4:
+        raise Decline("im2col: not a float32/float64 (N, C, H, W) tensor")
+    pairs = [_pair(v) for v in (kernel_size, dilation, padding, stride)]
+    if None in pairs:
+        raise Decline("im2col: arguments are not pairs of ints")
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = pairs
+    n, c, h, w = self.shape
+    if min(kh, kw, dh, dw, sh, sw) < 1 or min(ph, pw) < 0 or n * c == 0:
+        raise Decline("im2col: left to the decomposition's checks")
+    span_h, span_w = dh * (kh - 1) + 1, dw * (kw - 1) + 1
+    oh, ow = (h + 2 * ph - span_h) // sh + 1, (w + 2 * pw - span_w) // sw + 1
+    if oh < 1 or ow < 1:
+        raise Decline("im2col: no sliding block fits (the decomposition raises)")
+    x = native(self)
+    if ph or pw:
+        padded = np.zeros((n, c, h + 2 * ph, w + 2 * pw), x.dtype)
+        padded[:, :, ph : ph + h, pw : pw + w] = x
+        x = padded
+    s = x.strides
+    view = np.lib.stride_tricks.as_strided(
+        x,
+        (n, c, kh, kw, oh, ow),
+        (s[0], s[1], s[2] * dh, s[3] * dw, s[2] * sh, s[3] * sw),
+        writeable=False,
+    )
+    cols = np.empty((n, c, kh, kw, oh, ow), x.dtype)
+    np.copyto(cols, view)
+    return wrap_same(cols.reshape(n, c * kh * kw, oh * ow), dtype)
+
+
+def _unpool(d: int):
+    def kernel(self, indices, output_size, *checked_only):
+        """max_unpool for float32/float64 values and in-range int64 indices (else the decomposition)."""
+        dtype = self.dtype
+        if dtype not in _FAST_DTYPES or indices.dtype is not opweave.int64 or self.ndim not in (d + 1, d + 2):
+            raise Decline("max_unpool: not float32/float64 values with int64 indices")
+        if tuple(indices.shape) != tuple(self.shape) or len(tuple(output_size)) != d or checked_only:
+            raise Decline("max_unpool: left to the decomposition's checks")
+        size = tuple(int(s) for s in output_size)
+        plane = math.prod(size)
+        lead = tuple(self.shape[: self.ndim - d])
+        rows = math.prod(lead)
+        plane_in = math.prod(self.shape[self.ndim - d :])
+        x = native(self).reshape(rows, plane_in)
+        i = native(indices).reshape(rows, plane_in)
+        if i.size and (i.min() < 0 or i.max() >= plane):
+            raise Decline("max_unpool: an index outside the plane (the decomposition raises)")
+        out = np.zeros(rows * plane, x.dtype)
+        if i.size:
+            flat = i + np.arange(0, rows * plane, plane, dtype=np.int64)[:, None]
+            out[flat.reshape(-1)] = x.reshape(-1)
+        return wrap_same(out.reshape(lead + size), dtype)
+
+    kernel.__name__ = kernel.__qualname__ = f"_max_unpool{d}d"
+    return kernel
+
+
 KERNELS = {
     "relu": _relu,
+    "max_unpool2d": _unpool(2),
+    "im2col": _im2col,
     "add_.Tensor": _inplace("add_.Tensor", np.add, True),
     "sub_.Tensor": _inplace("sub_.Tensor", np.subtract, True),
     "mul_.Tensor": _inplace("mul_.Tensor", np.multiply, False),
