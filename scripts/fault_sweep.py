@@ -242,9 +242,9 @@ def plant(prim: str, kind: str) -> tuple[bool, bool, set, str]:
     name = f"sweep{next(_counter)}"
     T.install(name, {prim: _watched(KINDS[kind](), active, strides=kind == "strides")})
     report = conformance.run(name, ops=prim, gradients=0)
-    failed = [r for r in report.ops if r.status == "fail"]
-    reason = failed[0].reason if failed else ""
-    return bool(active), bool(failed), set(active), reason or ""
+    failed = [r.reason for r in report.ops if r.status == "fail"]
+    failed += [f"{c.check} [{c.dtype}]: {c.message}" for c in report.failed_backend_checks]
+    return bool(active), bool(failed), set(active), failed[0] if failed else ""
 
 
 def main(argv=None) -> int:
