@@ -43,6 +43,9 @@ def opweave_register(registry):
 
         register_kernels(registry, BACKEND)
         _kernels.register(registry, BACKEND)
+    from . import _nccl_engine
+
+    _nccl_engine.register(registry, BACKEND)
 
 
 @opweave.hookimpl
