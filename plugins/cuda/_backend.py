@@ -11,7 +11,7 @@ from types import MappingProxyType
 import opweave
 from opweave_kernelgen import KernelBackend
 
-from . import _dlpack, _driver, _runtime
+from . import _dlpack, _driver, _pinned, _runtime
 from ._allocator import PoolAllocator
 
 NAME = "cuda"
@@ -109,6 +109,35 @@ class CUDABackend(KernelBackend):
         buffer = _runtime.DeviceBuffer(imported.data + lo * dtype.itemsize, nbytes, rt.stream())
         storage = Storage(Block(buffer, nbytes, _Producer(imported)), nbytes, device, self)
         return wrap_storage(storage, imported.shape, imported.strides, -lo, dtype=dtype, device=device)
+
+    # -- pinned host memory (Tensor.pin_memory(), to(device, non_blocking=True)) -------------------
+
+    has_pinned_memory = True
+
+    def pinned_host_alloc(self, nbytes: int):
+        """``cuMemHostAlloc`` (portable) on the current device: a ``uint8`` array, ``cuMemFreeHost`` when collected."""
+        return _pinned.host_alloc(self.runtime(opweave.device(NAME, device_index(None))), nbytes)
+
+    def is_pinned_host(self, address: int) -> bool:
+        """Whether the driver sees ``address`` as page-locked host memory."""
+        runtimes = self.runtimes()
+        return bool(runtimes) and _pinned.is_pinned(runtimes[0], address)
+
+    def from_host_async(self, array, device):
+        """A new ``device`` tensor filled by ``cuMemcpyHtoDAsync`` on the current stream from pinned ``array``
+        (``to(device, non_blocking=True)``): it returns before the copy is done (pageable arrays copy synchronously)."""
+        import numpy as np
+        from opweave.backends.kernel import contiguous_strides, wrap_storage
+
+        array = np.asarray(array)
+        if not array.flags.c_contiguous or not array.nbytes or not self.is_pinned_host(array.ctypes.data):
+            return self.from_host(array, device)
+        dtype = opweave.dtype_of_numpy(array.dtype)
+        self.check_dtype(dtype)
+        storage = self.allocate(array.nbytes, device)
+        _pinned.copy_from_host_async(self.runtime(storage.device), storage.handle.buffer, array.reshape(-1))
+        shape = tuple(array.shape)
+        return wrap_storage(storage, shape, contiguous_strides(shape), 0, dtype=dtype, device=storage.device)
 
     def reset_peak(self, device) -> None:
         """Make the peak of ``memory_stats`` the bytes allocated now."""

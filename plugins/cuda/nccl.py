@@ -297,36 +297,36 @@ class Communicator:
         self.comm = handle[0]
         self.nranks, self.rank = nranks, rank
 
-    def _call(self, function: str, *args) -> None:
+    def _nccl(self, function: str, *args) -> None:
         _check(self._lib, function, getattr(self._lib, function)(*args), self.comm)
 
     def all_reduce(self, send: int, recv: int, count: int, datatype: int, op: int, stream: int) -> None:
         """``ncclAllReduce`` (``send == recv``: in place)."""
-        self._call("ncclAllReduce", send, recv, count, datatype, op, self.comm, stream)
+        self._nccl("ncclAllReduce", send, recv, count, datatype, op, self.comm, stream)
 
     def broadcast(self, send: int, recv: int, count: int, datatype: int, root: int, stream: int) -> None:
         """``ncclBroadcast`` (``send`` is read on ``root`` only)."""
-        self._call("ncclBroadcast", send, recv, count, datatype, root, self.comm, stream)
+        self._nccl("ncclBroadcast", send, recv, count, datatype, root, self.comm, stream)
 
     def reduce(self, send: int, recv: int, count: int, datatype: int, op: int, root: int, stream: int) -> None:
         """``ncclReduce`` (``recv`` is written on ``root`` only)."""
-        self._call("ncclReduce", send, recv, count, datatype, op, root, self.comm, stream)
+        self._nccl("ncclReduce", send, recv, count, datatype, op, root, self.comm, stream)
 
     def all_gather(self, send: int, recv: int, sendcount: int, datatype: int, stream: int) -> None:
         """``ncclAllGather``: ``nranks * sendcount`` elements land in ``recv``, in rank order."""
-        self._call("ncclAllGather", send, recv, sendcount, datatype, self.comm, stream)
+        self._nccl("ncclAllGather", send, recv, sendcount, datatype, self.comm, stream)
 
     def reduce_scatter(self, send: int, recv: int, recvcount: int, datatype: int, op: int, stream: int) -> None:
         """``ncclReduceScatter``: block ``rank`` of the reduction of ``nranks * recvcount`` elements."""
-        self._call("ncclReduceScatter", send, recv, recvcount, datatype, op, self.comm, stream)
+        self._nccl("ncclReduceScatter", send, recv, recvcount, datatype, op, self.comm, stream)
 
     def send(self, buffer: int, count: int, datatype: int, peer: int, stream: int) -> None:
         """``ncclSend`` to ``peer``."""
-        self._call("ncclSend", buffer, count, datatype, peer, self.comm, stream)
+        self._nccl("ncclSend", buffer, count, datatype, peer, self.comm, stream)
 
     def recv(self, buffer: int, count: int, datatype: int, peer: int, stream: int) -> None:
         """``ncclRecv`` from ``peer``."""
-        self._call("ncclRecv", buffer, count, datatype, peer, self.comm, stream)
+        self._nccl("ncclRecv", buffer, count, datatype, peer, self.comm, stream)
 
     def group(self) -> _Group:
         """``with comm.group():`` -- the calls inside are one NCCL group (``ncclGroupStart``/``ncclGroupEnd``)."""
@@ -335,7 +335,7 @@ class Communicator:
     def async_error(self) -> int:
         """``ncclCommGetAsyncError`` (``ncclSuccess``, ``ncclInProgress`` or an error of a running operation)."""
         out = self._ffi.new("ncclResult_t *")
-        self._call("ncclCommGetAsyncError", self.comm, out)
+        self._nccl("ncclCommGetAsyncError", self.comm, out)
         return int(out[0])
 
     def destroy(self) -> None:
