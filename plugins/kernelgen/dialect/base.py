@@ -45,6 +45,9 @@ class Dialect:
     math_names: dict = {}  # opweave name -> function name where they differ
     #: Whether the language has 64-bit atomic compare-and-swap (Metal has not: int64 scatter updates decline).
     atomics64 = True
+    #: Whether the elementwise and reduction kernels run float16 on the device (loaded and computed in float,
+    #: stored as half; CUDA). False keeps float16 arithmetic on the CPU fallback and every other program unchanged.
+    computes_float16 = False
 
     def header(self, dtypes) -> str:
         """Pragmas and definitions the kernels of ``dtypes`` (dtype names) need, placed before them."""

@@ -105,6 +105,7 @@ class CudaDialect(Dialect):
     local_prefix = "__shared__ "
     restrict = " __restrict__"
     math_names = {"abs": "fabs", "round": "rint", "maximum": "fmax", "minimum": "fmin", "remainder": "fmod"}
+    computes_float16 = True  # the prelude's half converts to and from float; kernels compute in float
 
     def header(self, dtypes) -> str:
         """Nothing per dtype: the prelude (:data:`PRELUDE`) is prepended once by :func:`program`."""

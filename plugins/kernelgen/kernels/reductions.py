@@ -3,7 +3,7 @@
 through the CPU fallback.
 
 ``sum``/``prod`` convert each element to the output dtype and accumulate in its
-compute type (float32 for bfloat16), as the CPU backend does; ``amax``/``amin``
+compute type (float32 for bfloat16 and float16), as the CPU backend does; ``amax``/``amin``
 propagate NaN. An empty ``amax``/``amin`` goes to the CPU fallback, which raises.
 """
 
@@ -63,8 +63,8 @@ def reduce(op: str, inp, d, out_dtype, acc_dtype=None):
     cplx = inp.dtype.is_complex or out_dtype.is_complex  # complex hook: sum/prod of kernels/complex.py
     if (cplx and op not in ("sum", "prod")) or not has_dtype(inp.dtype, inp.device):
         return NotImplemented
-    if opweave.float16 in (inp.dtype, out_dtype, acc_dtype):  # no float16 reduction template: the CPU kernel
-        return NotImplemented
+    if opweave.float16 in (inp.dtype, out_dtype, acc_dtype) and not runtime_of(inp).dialect.computes_float16:
+        return NotImplemented  # float16 reductions run on the device only where the dialect computes float16
     axes = reduced_axes(inp, d)
     shape, stride = tuple(inp.shape), tuple(inp.stride())
     kept = [i for i in range(inp.ndim) if i not in axes]
@@ -79,6 +79,8 @@ def reduce(op: str, inp, d, out_dtype, acc_dtype=None):
     if (R == 0 and op in ("amax", "amin")) or len(oshape) > 8 or len(rshape) > 8:
         return NotImplemented
     acc_name = (acc_dtype or out_dtype).name
+    if acc_name == "float16":  # computes_float16 dialects: accumulate in float32, round to half once
+        acc_name = "float32"
     src_name, out_name = dname(inp), out_dtype.name
     rt = runtime_of(inp)
     make = lambda: gen.program(rt.dialect, src_name, acc_name, out_name, LOCAL, rt.is_cpu)  # noqa: E731
@@ -95,7 +97,9 @@ def reduce(op: str, inp, d, out_dtype, acc_dtype=None):
         return out
     # few outputs over many elements: _CHUNKS groups per output write partials, a second launch combines them
     part = empty(
-        oshape + [_CHUNKS], opweave.float32 if acc_name == "bfloat16" else (acc_dtype or out_dtype), inp.device
+        oshape + [_CHUNKS],
+        opweave.float32 if acc_name in ("bfloat16", "float32") else (acc_dtype or out_dtype),
+        inp.device,
     )
     pst = list(part.stride())
     _launch(rt, ks[f"{op}_first"], part, pst[:-1], oshape, *args, _CHUNKS, pst[-1])
