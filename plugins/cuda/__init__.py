@@ -39,10 +39,11 @@ def opweave_register(registry):
     if BACKEND.is_available():
         from opweave_kernelgen import register_kernels
 
-        from . import _kernels
+        from . import _kernels, _softmax
 
         register_kernels(registry, BACKEND)
         _kernels.register(registry, BACKEND)
+        _softmax.register(registry, BACKEND)
     from . import _nccl_engine
 
     _nccl_engine.register(registry, BACKEND)

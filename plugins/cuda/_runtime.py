@@ -62,6 +62,8 @@ class CudaRuntime(Runtime):
         self.name = bytes(name).split(b"\0", 1)[0].decode(errors="replace")
         self.device_name = f"cuda:{index}"
         total = int(_driver.call("cuDeviceTotalMem", self.device))
+        self.multiprocessors = get(attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        resident = get(attr.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)
         self.properties = DeviceProperties(
             is_cpu=False,
             max_work_group=get(attr.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
@@ -73,8 +75,8 @@ class CudaRuntime(Runtime):
             subgroup_size=get(attr.CU_DEVICE_ATTRIBUTE_WARP_SIZE),
             max_alloc=total,
             global_mem=total,
+            **launch_geometry(self.multiprocessors, resident),
         )
-        self.multiprocessors = get(attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
         self.pool = _driver.call("cuDeviceGetDefaultMemPool", self.device)
         threshold = driver.cuuint64_t(2**64 - 1)  # keep freed memory in the pool: the pool is the cache
         _driver.call(
@@ -169,6 +171,21 @@ class CudaRuntime(Runtime):
         """Wait for every stream of the device (``cuCtxSynchronize``)."""
         self.enter()
         _driver.call("cuCtxSynchronize")
+
+
+def launch_geometry(multiprocessors: int, resident_threads: int) -> dict:
+    """The launch fields of ``DeviceProperties`` for a GPU of ``multiprocessors`` SMs, each holding
+    ``resident_threads`` threads (2048 on an H100): contiguous elementwise kernels loop over a grid that fills
+    every SM once (blocks of 256 threads), and a few outputs over many elements are reduced by 256-thread
+    groups, as many per output as fill the SMs, before a second pass combines their partials."""
+    local = 256
+    blocks_per_sm = max(1, resident_threads // local)
+    return {
+        "grid_stride_items": multiprocessors * blocks_per_sm * local,
+        "grid_stride_local": local,
+        "reduction_local": local,
+        "reduction_groups": multiprocessors * blocks_per_sm,
+    }
 
 
 def choose_arch(capability: tuple[int, int], supported: tuple[int, ...]) -> int:

@@ -56,6 +56,15 @@ FAMILIES = frozenset(
 CPU_ONLY = frozenset({"bmm_packed", "softmax", "im2col"})
 
 
+def _reduction_local(dialect) -> int:
+    """The reductions' work-group size a device of ``dialect`` uses (CUDA: ``launch_geometry``'s; else 64)."""
+    if dialect.name != "cuda":
+        return LOCAL
+    from opweave_cuda._runtime import launch_geometry
+
+    return launch_geometry(132, 2048)["reduction_local"]
+
+
 def programs(dialect) -> dict:
     """``{key: source}`` of every program a GPU device with fp16 and fp64 builds, in ``dialect``."""
     rt = SimpleNamespace(dialect=dialect, has_fp64=True, has_fp16=True, is_cpu=False)
@@ -107,8 +116,9 @@ def programs(dialect) -> dict:
     if half:  # a float16 accumulator is float32 (kernels.reductions)
         triples |= {("float16", "float32", "float16"), ("float16", "bool", "bool"), ("float16", "float32", "float32")}
         triples |= {("float32", "float32", "float16")}
+    red_local = _reduction_local(dialect)
     for s, a, o in sorted(triples):
-        add(("reduce", s, a, o), lambda: red_gen.program(dialect, s, a, o, LOCAL, False))
+        add(("reduce", s, a, o), lambda: red_gen.program(dialect, s, a, o, red_local, False))
     for s, o in (("complex64", "complex64"), ("complex128", "complex128"), ("float32", "complex64")):
         add(("reduce", s, o), ck.reduction_source(dialect, s, o, LOCAL))
     for d in (*INTS, *FLOATS):
