@@ -154,10 +154,13 @@ print("linked", ", ".join(project["tool"]["setuptools"]["package-dir"]))
 PY
 }
 
-# Every test file whose path names CUDA (tests/cuda/, tests/test_*cuda*.py, ...), plus the cuBLAS tests.
+# Every test file whose path names CUDA (tests/cuda/, tests/test_*cuda*.py, ...), plus the cuBLAS tests and the
+# pinned-memory semantics; not the NVRTC compile test (CI runs it; it needs no GPU). The NCCL smoke test (a world of
+# one process through init_process_group("nccl")) is run by tests/cuda/test_nccl.py.
 cuda_tests() {
     local files
-    mapfile -t files < <(find tests -path '*cuda*' -name 'test_*.py' | sort)
+    mapfile -t files < <( (find tests -path '*cuda*' -name 'test_*.py' ! -name 'test_nvrtc_compile.py'; \
+        echo tests/test_pinned_memory.py) | sort)
     if [ "${#files[@]}" -eq 0 ]; then
         echo "no CUDA test files found under tests/"
         return 1
