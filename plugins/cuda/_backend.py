@@ -10,6 +10,7 @@ from types import MappingProxyType
 
 import opweave
 from opweave_kernelgen import KernelBackend
+from opweave_kernelgen.devices import DeviceFunctions
 
 from . import _dlpack, _driver, _pinned, _runtime
 from ._allocator import PoolAllocator
@@ -159,16 +160,12 @@ class _Producer:
 BACKEND = CUDABackend()
 
 
+FUNCTIONS = DeviceFunctions(BACKEND)  # opweave.cuda's shared functions (device_module.py)
+
+
 def device_index(device) -> int:
     """The index of ``device`` (None: the current CUDA device; an int; ``"cuda:1"``; an ``opweave.device``)."""
-    if device is None:
-        return opweave.backends.current_device_index(NAME)
-    if isinstance(device, int):
-        return device
-    dev = opweave.device(device)
-    if dev.type != NAME:
-        raise ValueError(f"expected a {NAME} device, got '{dev}'")
-    return dev.index if dev.index is not None else opweave.backends.current_device_index(NAME)
+    return FUNCTIONS.index(device)
 
 
 def runtime_at(index: int) -> _runtime.CudaRuntime:

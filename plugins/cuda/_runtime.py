@@ -18,14 +18,12 @@ import tempfile
 import threading
 
 from opweave_kernelgen import DeviceProperties, Runtime, cache_dir, cache_key
+from opweave_kernelgen.devices import DeviceList
 from opweave_kernelgen.dialect.cuda import CUDA
 
 from . import _driver, _nvrtc, _streams
 from ._launch import DeviceBuffer, Params, geometry
 
-_lock = threading.RLock()
-_devices: list | None = None
-_reason: str | None = None
 _current = threading.local()  # .runtime: the runtime whose context is current in this thread
 
 
@@ -220,39 +218,22 @@ def cached_cubin(source: str, arch: int) -> bytes:
     return cubin
 
 
-def _discover() -> list:
-    global _devices, _reason
-    if _devices is not None:
-        return _devices
-    with _lock:
-        if _devices is not None:
-            return _devices
-        driver, reason = _driver.load()
-        if driver is None:
-            _reason, _devices = reason, []
-            return _devices
-        module, reason = _nvrtc.nvrtc()
-        if module is None:
-            _reason, _devices = reason, []
-            return _devices
-        try:
-            count = int(_driver.call("cuDeviceGetCount"))
-            runtimes = [CudaRuntime(i) for i in range(count)]
-        except (RuntimeError, MemoryError) as exc:
-            _reason, _devices = str(exc), []
-            return _devices
-        if not runtimes:
-            _reason = "the CUDA driver reports no device"
-        _devices = runtimes
-        return _devices
+def _find() -> tuple[list, str | None]:
+    """Every CUDA device as a :class:`CudaRuntime`, or ``([], why not)``."""
+    driver, reason = _driver.load()
+    if driver is None:
+        return [], reason
+    module, reason = _nvrtc.nvrtc()
+    if module is None:
+        return [], reason
+    try:
+        count = int(_driver.call("cuDeviceGetCount"))
+        runtimes = [CudaRuntime(i) for i in range(count)]
+    except (RuntimeError, MemoryError) as exc:
+        return [], str(exc)
+    return runtimes, None if runtimes else "the CUDA driver reports no device"
 
 
-def devices() -> list:
-    """Every CUDA device, as :class:`CudaRuntime` (empty when there is none)."""
-    return _discover()
-
-
-def unavailable_reason() -> str | None:
-    """Why there is no usable CUDA device (None when there is one)."""
-    _discover()
-    return _reason
+_LIST = DeviceList(_find)
+devices = _LIST.devices
+unavailable_reason = _LIST.unavailable_reason
