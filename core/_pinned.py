@@ -17,15 +17,13 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from . import _backends
 from ._device import as_device
-
-if TYPE_CHECKING:
-    from ._tensor import Tensor
+from ._tensor import Storage, Tensor, contiguous_strides
 
 NO_ACCELERATOR = "Cannot access accelerator device when none is available."
 NO_PINNED_ALLOCATOR = (
@@ -91,13 +89,14 @@ def _type_name(tensor) -> str:
 
 def pinned_empty_like(tensor: Tensor, backend: Any) -> Tensor:
     """A new contiguous CPU tensor of ``tensor``'s shape and dtype in ``backend``'s pinned host memory."""
-    from ._factories import from_numpy
-
     np_dtype = np.dtype(tensor.dtype.numpy)
     numel = tensor.numel()
     buffer = backend.pinned_host_alloc(max(numel * np_dtype.itemsize, 1))
-    array = np.frombuffer(buffer, dtype=np.uint8, count=numel * np_dtype.itemsize).view(np_dtype)
-    return from_numpy(array.reshape(tuple(tensor.shape)))
+    flat = np.frombuffer(buffer, dtype=np.uint8, count=numel * np_dtype.itemsize).view(np_dtype)
+    cpu = as_device("cpu")
+    shape = tuple(tensor.shape)
+    storage = Storage(flat, flat.nbytes, cpu, _backends.get("cpu"))
+    return Tensor._make(storage, shape, contiguous_strides(shape), 0, tensor.dtype, cpu, native=flat.reshape(shape))
 
 
 def pin_memory(self: Tensor, device: Any = None) -> Tensor:
