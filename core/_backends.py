@@ -40,6 +40,8 @@ class Backend:
     float32_matmul_modes: Mapping[str, str] = MappingProxyType({})
     # True: prims without a kernel of this backend run on the CPU with copies (see ``_fallback``)
     cpu_fallback: bool = False
+    # True: the backend page-locks host memory (``pinned_host_alloc``/``is_pinned_host``; ``Tensor.pin_memory()``)
+    has_pinned_memory: bool = False
 
     def is_available(self) -> bool:
         """Whether the device can be used now."""
@@ -103,6 +105,23 @@ class Backend:
         dt = _dtype.from_numpy(array.dtype)
         storage = self.copy_from_host(array, device)
         return Tensor._make(storage, array.shape, contiguous_strides(array.shape), 0, dt, device)
+
+    def pinned_host_alloc(self, nbytes: int) -> Any:
+        """Page-locked host memory of ``nbytes`` bytes: an object with the buffer protocol, freed when collected.
+
+        Backends that set ``has_pinned_memory`` implement it (CUDA: ``cuMemHostAlloc``); ``Tensor.pin_memory()``
+        and factories' ``pin_memory=True`` make CPU tensors on it. The default has none.
+        """
+        raise NotImplementedError(f"the {self.name} backend has no pinned host memory")
+
+    def is_pinned_host(self, address: int) -> bool:
+        """Whether the host ``address`` lies in memory this backend's device sees as page-locked (default: False)."""
+        return False
+
+    def from_host_async(self, array: np.ndarray, device: Device) -> Tensor:
+        """``from_host`` from pinned memory for ``to(device, non_blocking=True)``: it may return before the copy
+        is done, ordered on the device's current stream. The default copies synchronously (``from_host``)."""
+        return self.from_host(array, device)
 
     def empty_strided(self, shape: Sequence[int], stride: Sequence[int], dtype: DType, device: Device) -> Tensor:
         """A new uninitialised tensor with the given layout."""

@@ -13,7 +13,7 @@ Only the schemas live here, so that ``import opweave`` stays cheap; the
 kernels are in ``opweave.distributed`` (imported on the first call):
 
 - a backend whose tensors have a communication engine of their own (the CPU:
-  MPI on host memory; CUDA later: NCCL) registers Dense kernels for its device;
+  MPI on host memory; CUDA: NCCL, from the CUDA plugin) registers Dense kernels for its device;
 - every other backend gets each op's decomposition (CompositeImplicit): copy
   the tensors to the host, run the op there, copy the results back.
 

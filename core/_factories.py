@@ -67,10 +67,12 @@ def tensor(
     dtype: _dtype.dtype | None = None,
     device: _device_cls | str | int | None = None,
     requires_grad: bool = False,
+    pin_memory: bool = False,
 ) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested sequences, scalars, arrays, tensors).
 
-    ``requires_grad=True`` makes the result a leaf that records gradients.
+    ``requires_grad=True`` makes the result a leaf that records gradients; ``pin_memory=True`` puts a CPU
+    result in pinned host memory (``Tensor.pin_memory()``).
     """
     array, inferred = _to_numpy(data, "tensor")
     target = dtype or inferred
@@ -91,6 +93,10 @@ def tensor(
         strides = contiguous_strides(array.shape)
         host = Tensor._make(None, array.shape, strides, 0, target, as_device(_CPU_TYPE), native=array)
         result = ops.prims.device_put(host, dev)
+    if pin_memory:
+        from ._pinned import pinned_result
+
+        result = pinned_result("tensor", result)
     return result.requires_grad_(True) if requires_grad else result
 
 

@@ -16,6 +16,7 @@ from ._device import as_device
 from ._device import device as _device_cls
 from ._indexing import __getitem__, __setitem__
 from ._ops import canonical, prims
+from ._pinned import is_pinned, pin_memory
 from ._plans import note_unplannable
 from ._tensor import Tensor
 from ._unbound import guard, not_a_tensor
@@ -403,6 +404,8 @@ for _fn in (
     __dlpack_device__,
     to,
     cpu,
+    pin_memory,
+    is_pinned,
     __bool__,
     __int__,
     __float__,

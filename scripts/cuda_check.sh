@@ -6,9 +6,13 @@
 # exit status is 0 only if every step passed. Every log goes to one folder: $OUT if set, else cuda-check-logs/.
 #
 # The machine is expected to hold Python 3.12 with PyTorch (CUDA), cuda-bindings, cuda-pathfinder, nvidia-cublas,
-# nvidia-cuda-nvrtc, NumPy, SciPy, pluggy, ml_dtypes, mpmath, pytest and hypothesis. Whatever else is needed travels
-# as wheels in $WHEELS (default .whl/ in the repository), filled beforehand on a machine with an index:
-#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl cffi pycparser wheel
+# nvidia-cuda-nvrtc, nvidia-nccl-cu13, mpi4py, NumPy, SciPy, pluggy, ml_dtypes, mpmath, pytest and hypothesis.
+# Whatever else is needed travels as wheels in $WHEELS (default .whl/ in the repository), filled beforehand on a
+# machine with an index (mpich: the MPI library mpi4py needs for the NCCL test's process group, about 13 MB):
+#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .whl cffi pycparser wheel mpich
+# The mpich wheel is not pip-installed (pip --target drops its lib/ folder): its libraries are unpacked into
+# $SITE/mpich-lib, which is on LD_LIBRARY_PATH. The NCCL smoke test (a world of one process, every collective
+# through init_process_group("nccl")) runs in the tests step: tests/cuda/test_nccl.py runs tests/cuda/nccl_smoke.py.
 #
 # Usage: [OUT=dir] [WHEELS=dir] [PYTHON=python3] scripts/cuda_check.sh
 # Step time limits in seconds (with the 15 s of the environment step they sum to 455, 7.6 minutes):
@@ -61,8 +65,8 @@ environment() {
     "$PYTHON" --version
     "$PYTHON" - <<'EOF'
 import importlib.metadata as md
-for name in ("torch", "cuda-bindings", "cuda-pathfinder", "nvidia-cublas", "nvidia-cuda-nvrtc", "numpy", "cffi",
-             "pycparser", "pytest", "hypothesis", "ml_dtypes", "scipy", "pluggy", "setuptools"):
+for name in ("torch", "cuda-bindings", "cuda-pathfinder", "nvidia-cublas", "nvidia-cuda-nvrtc", "nvidia-nccl-cu13",
+             "mpi4py", "numpy", "cffi", "pycparser", "pytest", "hypothesis", "ml_dtypes", "scipy", "pluggy", "setuptools"):
     try:
         print(f"{name} {md.version(name)}")
     except md.PackageNotFoundError:
@@ -74,8 +78,13 @@ EOF
 # build isolation (no index): editable first, then a plain install.
 install() {
     if compgen -G "$WHEELS/*.whl" >/dev/null; then
-        "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" \
-            "$WHEELS"/*.whl || return 1
+        local wheels=()
+        mapfile -t wheels < <(compgen -G "$WHEELS/*.whl" | grep -v '/mpich-')
+        if [ "${#wheels[@]}" -gt 0 ]; then
+            "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" \
+                "${wheels[@]}" || return 1
+        fi
+        unpack_mpich || return 1
     else
         echo "no wheels in $WHEELS (cffi must be installed already)"
     fi
@@ -83,6 +92,32 @@ install() {
         || "$PYTHON" -m pip install -q --no-index --no-deps --no-build-isolation "$ROOT" \
         || link_source_tree || return 1
     "$PYTHON" -c "import opweave, cffi; print('opweave', opweave.__file__); print('cffi', cffi.__version__)"
+}
+
+# The shared libraries of an mpich wheel in $WHEELS, unpacked into $SITE/mpich-lib (on LD_LIBRARY_PATH).
+unpack_mpich() {
+    local wheel
+    wheel=$(compgen -G "$WHEELS/mpich-*.whl" | head -n 1)
+    [ -n "$wheel" ] || return 0
+    "$PYTHON" - "$wheel" "$SITE/mpich-lib" <<'PY'
+import os
+import sys
+import zipfile
+
+wheel, target = sys.argv[1:3]
+os.makedirs(target, exist_ok=True)
+with zipfile.ZipFile(wheel) as z:
+    for info in z.infolist():
+        head, sep, rest = info.filename.partition(".data/data/lib/")
+        if not sep or not rest or info.is_dir():
+            continue
+        path = os.path.join(target, rest)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with z.open(info) as src, open(path, "wb") as dst:
+            dst.write(src.read())
+        os.chmod(path, 0o755)
+print("mpich libraries in", target)
+PY
 }
 
 # Without a build backend that can make wheels (an old setuptools, no `wheel`): link each package of pyproject.toml's
@@ -119,10 +154,13 @@ print("linked", ", ".join(project["tool"]["setuptools"]["package-dir"]))
 PY
 }
 
-# Every test file whose path names CUDA (tests/cuda/, tests/test_*cuda*.py, ...), plus the cuBLAS tests.
+# Every test file whose path names CUDA (tests/cuda/, tests/test_*cuda*.py, ...), plus the cuBLAS tests and the
+# pinned-memory semantics; not the NVRTC compile test (CI runs it; it needs no GPU). The NCCL smoke test (a world of
+# one process through init_process_group("nccl")) is run by tests/cuda/test_nccl.py.
 cuda_tests() {
     local files
-    mapfile -t files < <(find tests -path '*cuda*' -name 'test_*.py' | sort)
+    mapfile -t files < <( (find tests -path '*cuda*' -name 'test_*.py' ! -name 'test_nvrtc_compile.py'; \
+        echo tests/test_pinned_memory.py) | sort)
     if [ "${#files[@]}" -eq 0 ]; then
         echo "no CUDA test files found under tests/"
         return 1
@@ -132,7 +170,8 @@ cuda_tests() {
 }
 
 export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}" ROOT WHEELS PYTHON SITE
-export -f environment install link_source_tree cuda_tests
+export LD_LIBRARY_PATH="$SITE/mpich-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export -f environment install unpack_mpich link_source_tree cuda_tests
 total_start=$SECONDS
 step environment 15 environment
 step install "${INSTALL_TIMEOUT:-35}" install

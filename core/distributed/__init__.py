@@ -12,7 +12,7 @@ Start ranks with the launcher (``opweave run -n 4 script.py`` or
 Every collective is a ``c10d::`` op of the catalog (``opweave.ops.c10d``), so it
 goes through the dispatcher and the profiler: CPU tensors use the MPI engine
 (mpi4py, zero-copy on host memory), tensors of other devices are staged
-through host memory, and a device with its own engine (NCCL for CUDA, to come)
+through host memory, and a device with its own engine (NCCL for CUDA tensors)
 registers kernels of its own. See ``docs/distributed.md``.
 
 Importing this package does not start MPI; ``init_process_group`` does.

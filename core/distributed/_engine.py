@@ -41,13 +41,25 @@ class Engine(Protocol):
     def close(self) -> None: ...
 
 
-#: device type -> factory ``(group) -> Engine``; "cpu" gets the MPI engine, NCCL would add "cuda"
+#: device type -> factory ``(group) -> Engine``; "cpu" gets the MPI engine, the CUDA plugin adds "cuda" (NCCL)
 _FACTORIES: dict = {}
+#: backend name (``init_process_group("nccl")``) -> the device type whose engine it names
+_NAMED: dict = {}
 
 
 def set_factory(device_type: str, factory) -> None:
     """Make ``factory`` the engine of ``device_type`` tensors whose kernels are registered already (the CPU's)."""
     _FACTORIES[device_type] = factory
+
+
+def name_backend(name: str, device_type: str) -> None:
+    """Record that the backend ``name`` (``"nccl"``) is the engine of ``device_type`` tensors."""
+    _NAMED[name] = device_type
+
+
+def named_backend(name: str) -> str | None:
+    """The device type whose engine the backend ``name`` is, or None when no plugin registered one."""
+    return _NAMED.get(name)
 
 
 def engine_factory(device_type: str):

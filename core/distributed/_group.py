@@ -121,9 +121,22 @@ def is_mpi_available() -> bool:
     return _mpi.available()[0]
 
 
+def nccl_unavailable_reason() -> str | None:
+    """None when the NCCL engine is registered (the CUDA plugin, NCCL and a GPU are there), else why not."""
+    from .. import backends
+
+    backends.is_available("cuda")  # loads the CUDA plugin, which registers the NCCL engine when it can
+    if _engine.named_backend("nccl") is not None:
+        return None
+    for row in backends.status():
+        if row.name == "distributed.nccl":
+            return row.reason or "the NCCL engine is not registered"
+    return "the CUDA backend (opweave_cuda) is not installed: pip install 'opweave[cuda]'"
+
+
 def is_nccl_available() -> bool:
-    """Whether the NCCL backend is available (not yet: there is no CUDA backend)."""
-    return False
+    """Whether the NCCL backend is available (the CUDA plugin with NCCL and a CUDA device)."""
+    return nccl_unavailable_reason() is None
 
 
 def is_gloo_available() -> bool:
@@ -137,17 +150,27 @@ def _parse_backend(backend) -> str:
     name = str(backend).lower()
     if ":" in name:  # "cpu:mpi,cuda:nccl"
         pairs = dict(part.split(":", 1) for part in name.split(","))
-        unsupported = {d: b for d, b in pairs.items() if b not in BACKENDS}
+        allowed = {"cpu": ("mpi",), "cuda": ("mpi", "nccl")}
+        unsupported = {d: b for d, b in pairs.items() if b not in allowed.get(d, BACKENDS)}
         if unsupported:
-            raise RuntimeError(f"init_process_group: unsupported backend for {unsupported}; available: mpi")
-        return "mpi"
+            raise RuntimeError(
+                f"init_process_group: unsupported backend for {unsupported}; available: cpu:mpi, cuda:nccl"
+            )
+        if "nccl" in pairs.values():
+            _require_nccl()
+        return name
     if name == "nccl":
-        raise RuntimeError(
-            "init_process_group: the NCCL backend is not available (opweave has no CUDA backend yet); use 'mpi'"
-        )
+        _require_nccl()
+        return name
     if name not in BACKENDS:
-        raise ValueError(f"init_process_group: unknown backend {backend!r}; available: mpi")
+        raise ValueError(f"init_process_group: unknown backend {backend!r}; available: mpi, nccl")
     return name
+
+
+def _require_nccl() -> None:
+    reason = nccl_unavailable_reason()
+    if reason is not None:
+        raise RuntimeError(f"init_process_group: the NCCL backend is not available: {reason}; use 'mpi'")
 
 
 def init_process_group(

@@ -21,7 +21,7 @@ import opweave
 
 from .._registry import Registry
 from . import _group
-from ._engine import set_factory
+from ._engine import name_backend, set_factory
 from ._reduce_op import ReduceOp
 from ._work import Work
 
@@ -383,14 +383,17 @@ def staged(name: str, args: tuple):
 # -- registration ------------------------------------------------------------------------------
 
 
-def register_engine(device_type: str, factory, registry=None) -> None:
+def register_engine(device_type: str, factory, registry=None, *, backend: str | None = None) -> None:
     """Make ``factory(group)`` the engine of ``device_type`` tensors and register the ``c10d::`` kernels for them.
 
     A device plugin calls it from its ``opweave_register(registry)`` hook with that
     registry (so the kernels are recorded as the plugin's); its tensors then reach the
-    engine directly instead of being staged through host memory.
+    engine directly instead of being staged through host memory. ``backend`` names the
+    engine for ``init_process_group`` (the CUDA plugin registers ``"nccl"``).
     """
     set_factory(device_type, factory)
+    if backend is not None:
+        name_backend(backend, device_type)
     if registry is None:
         registry = Registry("opweave.distributed")
     register_device(registry, device_type)

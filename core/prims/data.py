@@ -7,7 +7,7 @@ casts and copies are backend kernels.
 
 from __future__ import annotations
 
-from .. import _backends, _dtype
+from .. import _backends, _dtype, _pinned
 from .._device import with_index
 from .._meta import empty as meta_empty
 from .._ops import define_prim
@@ -38,6 +38,8 @@ def device_put(a, device, non_blocking=False):
         if host is None:
             host = source.copy_to_host(a)
     dev = with_index(device)
+    if non_blocking and a.device.type == "cpu" and _pinned.is_pinned(a):
+        return target.from_host_async(host, dev)
     return target.from_host(host, dev)
 
 

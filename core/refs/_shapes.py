@@ -131,11 +131,9 @@ def scalar(value, like: Tensor, dtype=None) -> Tensor:
 
 
 def check_layout(op: str, layout, pin_memory) -> None:
-    """Only the strided layout and unpinned memory exist in opweave."""
+    """Only the strided layout exists in opweave (``pin_memory=True`` is applied by ``_pinned.with_pinning``)."""
     if layout is not None and str(layout) not in ("strided", "torch.strided"):
         raise NotImplementedError(f"{op}: layout {layout!r} is not supported (only strided)")
-    if pin_memory:
-        raise NotImplementedError(f"{op}: pin_memory=True is not supported")
 
 
 def factory_device(device, like: Tensor | None = None):

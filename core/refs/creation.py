@@ -14,6 +14,7 @@ import math
 from .. import _dtype
 from .._modes import fill_if_deterministic
 from .._ops import prims
+from .._pinned import with_pinning
 from .._tensor import Tensor, contiguous_strides
 from ._shapes import (
     PRESERVE,
@@ -420,7 +421,7 @@ FACTORIES = [
 
 def _define():
     for schema, fn, tags in FACTORIES:
-        define_with_variants(schema, fn, tags=tags, inplace=False, out=True)
+        define_with_variants(schema, with_pinning(fn), tags=tags, inplace=False, out=True)
 
 
 _define()

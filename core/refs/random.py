@@ -24,6 +24,7 @@ import math
 
 from .. import _dtype, _random
 from .._ops import define, lookup, prims
+from .._pinned import with_pinning
 from .._tensor import Tensor, contiguous_strides
 from ._shapes import check_layout, check_sizes, factory_device, numel, scalar, strides_for
 from ._utils import (
@@ -678,10 +679,10 @@ INPLACE = [
 
 def _define():
     for schema, fn in FACTORIES:
-        _define_factory(schema, fn)
+        _define_factory(schema, with_pinning(fn))
     for schema, fn, inplace, out, *extra_tags in OPS:
         tags = SEEDED + (extra_tags[0] if extra_tags else ())
-        define_with_variants(schema, fn, tags=tags, inplace=inplace, out=out)
+        define_with_variants(schema, with_pinning(fn), tags=tags, inplace=inplace, out=out)
     for schema, functional in INPLACE:
         op = define(schema, _inplace_from(functional), tags=SEEDED + ("inplace",))
         op.functional, op.variant = lookup(functional), "inplace"

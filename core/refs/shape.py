@@ -14,6 +14,7 @@ from .. import _dtype
 from .._device import as_device
 from .._ops import canonical as ops
 from .._ops import define, prims
+from .._pinned import pinned_result
 from .._tensor import Tensor, contiguous_strides
 from ..errors import DimIndexError
 from ._shapes import (
@@ -617,6 +618,8 @@ def narrow_copy(self, dim, start, length):
 def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
     """A new tensor with ``self``'s values converted to ``dtype`` and/or moved to ``device``."""
     check_layout("_to_copy", layout, pin_memory)
+    if pin_memory:
+        return pinned_result("_to_copy", _to_copy(self, dtype, layout, device, None, non_blocking, memory_format))
     check_memory_format("_to_copy", memory_format)
     out = self
     dev = as_device(device)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import opweave
 from opweave_kernelgen import conformance_expectations
+from opweave_kernelgen.devices import register_device
 
 from . import device_module
 from ._backend import BACKEND, NAME
@@ -33,16 +34,15 @@ __all__ = [
 
 @opweave.hookimpl
 def opweave_register(registry):
-    """Declare the CUDA backend and register its kernels (when a device exists)."""
-    registry.backend(BACKEND)
-    registry.device_module(NAME, device_module)
-    if BACKEND.is_available():
-        from opweave_kernelgen import register_kernels
+    """Declare the CUDA backend, register its kernels (when a device exists) and the NCCL engine (when it can)."""
+    if register_device(registry, BACKEND, device_module):  # the generator's kernels, then CUDA's own over them
+        from . import _kernels, _softmax
 
-        from . import _kernels
-
-        register_kernels(registry, BACKEND)
         _kernels.register(registry, BACKEND)
+        _softmax.register(registry, BACKEND)
+    from . import _nccl_engine
+
+    _nccl_engine.register(registry, BACKEND)
 
 
 @opweave.hookimpl

@@ -10,8 +10,9 @@ from types import MappingProxyType
 
 import opweave
 from opweave_kernelgen import KernelBackend
+from opweave_kernelgen.devices import DeviceFunctions
 
-from . import _dlpack, _driver, _runtime
+from . import _dlpack, _driver, _pinned, _runtime
 from ._allocator import PoolAllocator
 
 NAME = "cuda"
@@ -110,6 +111,35 @@ class CUDABackend(KernelBackend):
         storage = Storage(Block(buffer, nbytes, _Producer(imported)), nbytes, device, self)
         return wrap_storage(storage, imported.shape, imported.strides, -lo, dtype=dtype, device=device)
 
+    # -- pinned host memory (Tensor.pin_memory(), to(device, non_blocking=True)) -------------------
+
+    has_pinned_memory = True
+
+    def pinned_host_alloc(self, nbytes: int):
+        """``cuMemHostAlloc`` (portable) on the current device: a ``uint8`` array, ``cuMemFreeHost`` when collected."""
+        return _pinned.host_alloc(self.runtime(opweave.device(NAME, device_index(None))), nbytes)
+
+    def is_pinned_host(self, address: int) -> bool:
+        """Whether the driver sees ``address`` as page-locked host memory."""
+        runtimes = self.runtimes()
+        return bool(runtimes) and _pinned.is_pinned(runtimes[0], address)
+
+    def from_host_async(self, array, device):
+        """A new ``device`` tensor filled by ``cuMemcpyHtoDAsync`` on the current stream from pinned ``array``
+        (``to(device, non_blocking=True)``): it returns before the copy is done (pageable arrays copy synchronously)."""
+        import numpy as np
+        from opweave.backends.kernel import contiguous_strides, wrap_storage
+
+        array = np.asarray(array)
+        if not array.flags.c_contiguous or not array.nbytes or not self.is_pinned_host(array.ctypes.data):
+            return self.from_host(array, device)
+        dtype = opweave.dtype_of_numpy(array.dtype)
+        self.check_dtype(dtype)
+        storage = self.allocate(array.nbytes, device)
+        _pinned.copy_from_host_async(self.runtime(storage.device), storage.handle.buffer, array.reshape(-1))
+        shape = tuple(array.shape)
+        return wrap_storage(storage, shape, contiguous_strides(shape), 0, dtype=dtype, device=storage.device)
+
     def reset_peak(self, device) -> None:
         """Make the peak of ``memory_stats`` the bytes allocated now."""
         self.allocator(device).reset_peak()
@@ -130,16 +160,12 @@ class _Producer:
 BACKEND = CUDABackend()
 
 
+FUNCTIONS = DeviceFunctions(BACKEND)  # opweave.cuda's shared functions (device_module.py)
+
+
 def device_index(device) -> int:
     """The index of ``device`` (None: the current CUDA device; an int; ``"cuda:1"``; an ``opweave.device``)."""
-    if device is None:
-        return opweave.backends.current_device_index(NAME)
-    if isinstance(device, int):
-        return device
-    dev = opweave.device(device)
-    if dev.type != NAME:
-        raise ValueError(f"expected a {NAME} device, got '{dev}'")
-    return dev.index if dev.index is not None else opweave.backends.current_device_index(NAME)
+    return FUNCTIONS.index(device)
 
 
 def runtime_at(index: int) -> _runtime.CudaRuntime:

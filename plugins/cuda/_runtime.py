@@ -18,14 +18,12 @@ import tempfile
 import threading
 
 from opweave_kernelgen import DeviceProperties, Runtime, cache_dir, cache_key
+from opweave_kernelgen.devices import DeviceList
 from opweave_kernelgen.dialect.cuda import CUDA
 
 from . import _driver, _nvrtc, _streams
 from ._launch import DeviceBuffer, Params, geometry
 
-_lock = threading.RLock()
-_devices: list | None = None
-_reason: str | None = None
 _current = threading.local()  # .runtime: the runtime whose context is current in this thread
 
 
@@ -62,6 +60,8 @@ class CudaRuntime(Runtime):
         self.name = bytes(name).split(b"\0", 1)[0].decode(errors="replace")
         self.device_name = f"cuda:{index}"
         total = int(_driver.call("cuDeviceTotalMem", self.device))
+        self.multiprocessors = get(attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        resident = get(attr.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)
         self.properties = DeviceProperties(
             is_cpu=False,
             max_work_group=get(attr.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
@@ -73,8 +73,8 @@ class CudaRuntime(Runtime):
             subgroup_size=get(attr.CU_DEVICE_ATTRIBUTE_WARP_SIZE),
             max_alloc=total,
             global_mem=total,
+            **launch_geometry(self.multiprocessors, resident),
         )
-        self.multiprocessors = get(attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
         self.pool = _driver.call("cuDeviceGetDefaultMemPool", self.device)
         threshold = driver.cuuint64_t(2**64 - 1)  # keep freed memory in the pool: the pool is the cache
         _driver.call(
@@ -171,6 +171,21 @@ class CudaRuntime(Runtime):
         _driver.call("cuCtxSynchronize")
 
 
+def launch_geometry(multiprocessors: int, resident_threads: int) -> dict:
+    """The launch fields of ``DeviceProperties`` for a GPU of ``multiprocessors`` SMs, each holding
+    ``resident_threads`` threads (2048 on an H100): contiguous elementwise kernels loop over a grid that fills
+    every SM once (blocks of 256 threads), and a few outputs over many elements are reduced by 256-thread
+    groups, as many per output as fill the SMs, before a second pass combines their partials."""
+    local = 256
+    blocks_per_sm = max(1, resident_threads // local)
+    return {
+        "grid_stride_items": multiprocessors * blocks_per_sm * local,
+        "grid_stride_local": local,
+        "reduction_local": local,
+        "reduction_groups": multiprocessors * blocks_per_sm,
+    }
+
+
 def choose_arch(capability: tuple[int, int], supported: tuple[int, ...]) -> int:
     """The ``sm_XY`` to compile for: the device's own; ``RuntimeError`` when this NVRTC cannot target it."""
     arch = capability[0] * 10 + capability[1]
@@ -203,39 +218,22 @@ def cached_cubin(source: str, arch: int) -> bytes:
     return cubin
 
 
-def _discover() -> list:
-    global _devices, _reason
-    if _devices is not None:
-        return _devices
-    with _lock:
-        if _devices is not None:
-            return _devices
-        driver, reason = _driver.load()
-        if driver is None:
-            _reason, _devices = reason, []
-            return _devices
-        module, reason = _nvrtc.nvrtc()
-        if module is None:
-            _reason, _devices = reason, []
-            return _devices
-        try:
-            count = int(_driver.call("cuDeviceGetCount"))
-            runtimes = [CudaRuntime(i) for i in range(count)]
-        except (RuntimeError, MemoryError) as exc:
-            _reason, _devices = str(exc), []
-            return _devices
-        if not runtimes:
-            _reason = "the CUDA driver reports no device"
-        _devices = runtimes
-        return _devices
+def _find() -> tuple[list, str | None]:
+    """Every CUDA device as a :class:`CudaRuntime`, or ``([], why not)``."""
+    driver, reason = _driver.load()
+    if driver is None:
+        return [], reason
+    module, reason = _nvrtc.nvrtc()
+    if module is None:
+        return [], reason
+    try:
+        count = int(_driver.call("cuDeviceGetCount"))
+        runtimes = [CudaRuntime(i) for i in range(count)]
+    except (RuntimeError, MemoryError) as exc:
+        return [], str(exc)
+    return runtimes, None if runtimes else "the CUDA driver reports no device"
 
 
-def devices() -> list:
-    """Every CUDA device, as :class:`CudaRuntime` (empty when there is none)."""
-    return _discover()
-
-
-def unavailable_reason() -> str | None:
-    """Why there is no usable CUDA device (None when there is one)."""
-    _discover()
-    return _reason
+_LIST = DeviceList(_find)
+devices = _LIST.devices
+unavailable_reason = _LIST.unavailable_reason

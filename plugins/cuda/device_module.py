@@ -12,8 +12,21 @@ from typing import NamedTuple
 
 import opweave
 
-from ._backend import BACKEND, NAME, device_index, runtime_at
+from ._backend import BACKEND, FUNCTIONS, NAME, device_index, runtime_at
 from ._streams import Event, Stream, current_stream, default_stream, set_stream, stream
+
+_functions = FUNCTIONS  # the functions every kernel backend's device module has (opweave_kernelgen.devices)
+is_available = _functions.is_available
+unavailable_reason = _functions.unavailable_reason
+device_count = _functions.device_count
+current_device = _functions.current_device
+set_device = _functions.set_device
+synchronize = _functions.synchronize
+memory_stats = _functions.memory_stats
+memory_allocated = _functions.memory_allocated
+max_memory_allocated = _functions.max_memory_allocated
+memory_reserved = _functions.memory_reserved
+empty_cache = _functions.empty_cache
 
 __all__ = [
     "Event",
@@ -40,31 +53,6 @@ __all__ = [
     "synchronize",
     "unavailable_reason",
 ]
-
-
-def is_available() -> bool:
-    """Whether a CUDA device can be used (see :func:`unavailable_reason` when not)."""
-    return BACKEND.is_available()
-
-
-def unavailable_reason() -> str | None:
-    """Why no CUDA device can be used (the ``cuInit`` error without a driver; None when one can)."""
-    return BACKEND.unavailable_reason()
-
-
-def device_count() -> int:
-    """The number of CUDA devices (0 when none can be used)."""
-    return BACKEND.device_count() if BACKEND.is_available() else 0
-
-
-def current_device() -> int:
-    """The index of the current CUDA device of this thread: what ``device="cuda"`` means."""
-    return opweave.backends.current_device_index(NAME)
-
-
-def set_device(device) -> None:
-    """Make ``device`` (an index, ``"cuda:1"`` or an ``opweave.device``) the current CUDA device of this thread."""
-    opweave.backends.set_device_index(opweave.device(NAME, device_index(device)))
 
 
 def get_device_name(device=None) -> str:
@@ -104,31 +92,6 @@ def is_bf16_supported() -> bool:
     return is_available() and get_device_capability() >= (8, 0)
 
 
-def synchronize(device=None) -> None:
-    """Wait for the work queued on every stream of a CUDA device."""
-    runtime_at(device_index(device)).synchronize()
-
-
-def memory_stats(device=None) -> dict:
-    """``{"allocated", "reserved", "cached", "peak", "num_allocs", "num_frees", "num_ooms"}`` of a CUDA device."""
-    return BACKEND.memory_stats(opweave.device(NAME, device_index(device)))
-
-
-def memory_allocated(device=None) -> int:
-    """Bytes held by live tensors on a CUDA device."""
-    return memory_stats(device)["allocated"]
-
-
-def max_memory_allocated(device=None) -> int:
-    """The peak of :func:`memory_allocated` since the start or :func:`reset_peak_memory_stats`."""
-    return memory_stats(device)["peak"]
-
-
-def memory_reserved(device=None) -> int:
-    """Bytes the device's memory pool holds (live tensors and cached free memory)."""
-    return memory_stats(device)["reserved"]
-
-
 def max_memory_reserved(device=None) -> int:
     """The pool's high-water mark of reserved bytes (``CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH``)."""
     rt = runtime_at(device_index(device))
@@ -141,8 +104,3 @@ def max_memory_reserved(device=None) -> int:
 def reset_peak_memory_stats(device=None) -> None:
     """Make the peak of :func:`max_memory_allocated` the bytes allocated now."""
     BACKEND.reset_peak(opweave.device(NAME, device_index(device)))
-
-
-def empty_cache(device=None) -> None:
-    """Give the memory pool's unused memory back to the driver (every device, or ``device``)."""
-    BACKEND.empty_cache(None if device is None else opweave.device(NAME, device_index(device)))

@@ -36,6 +36,13 @@ class DeviceProperties:
     #: The largest single buffer, and the device's memory, in bytes.
     max_alloc: int = 1 << 40
     global_mem: int = 1 << 40
+    #: Grid-stride launches (dialects with ``grid_stride``): the most work items of a contiguous elementwise
+    #: launch and their work-group size. 0: one work item per element, in groups of 64 (today's launches).
+    grid_stride_items: int = 0
+    grid_stride_local: int = 256
+    #: Reductions: work-group size, and work groups per output when a few outputs reduce many elements.
+    reduction_local: int = 64
+    reduction_groups: int = 16
 
 
 class Runtime(ABC):

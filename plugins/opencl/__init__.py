@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import opweave
 from opweave_kernelgen import conformance_expectations
+from opweave_kernelgen.devices import register_device
 
 from . import device_module
 from ._backend import BACKEND, NAME
@@ -34,13 +35,8 @@ __all__ = [
 
 @opweave.hookimpl
 def opweave_register(registry):
-    """Declare the OpenCL backend and register its kernels (when a device exists)."""
-    registry.backend(BACKEND)
-    registry.device_module(NAME, device_module)
-    if BACKEND.is_available():
-        from opweave_kernelgen import register_kernels
-
-        register_kernels(registry, BACKEND)
+    """Declare the OpenCL backend and register the generator's kernels (when a device exists)."""
+    register_device(registry, BACKEND, device_module)
 
 
 @opweave.hookimpl

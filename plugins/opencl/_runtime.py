@@ -18,13 +18,9 @@ import threading
 from collections import OrderedDict
 
 from opweave_kernelgen import DeviceProperties, Runtime
+from opweave_kernelgen.devices import DeviceList
 
 from .dialect import OPENCL
-
-_lock = threading.RLock()
-_devices: list | None = None
-_reason: str | None = None
-
 
 #: LLVM's names of the x86 CPUs with 512-bit vectors (AVX-512). PoCL compiles for the host CPU as its LLVM
 #: knows it, named at the end of the device version's HSTR; an LLVM older than the CPU names an older one
@@ -182,58 +178,39 @@ HOT = 3
 BOUND = 512
 
 
-def _discover() -> list:
-    global _devices, _reason
-    if _devices is not None:
-        return _devices
-    with _lock:
-        if _devices is not None:
-            return _devices
+def _find() -> tuple[list, str | None]:
+    """Every usable OpenCL device as a :class:`DeviceRuntime`, or ``([], why not)``."""
+    try:
+        import pyopencl as cl
+    except ImportError as exc:
+        return [], f"pyopencl is not installed ({exc})"
+    try:
+        found = [d for p in cl.get_platforms() for d in p.get_devices()]
+    except Exception as exc:  # no ICD loader, no platform: cl raises LogicError/RuntimeError
+        return [], f"no OpenCL platform: {type(exc).__name__}: {exc}"
+    chosen = os.environ.get("OPWEAVE_OPENCL_DEVICE")
+    if chosen not in (None, ""):
         try:
-            import pyopencl as cl
-        except ImportError as exc:
-            _reason = f"pyopencl is not installed ({exc})"
-            _devices = []
-            return _devices
-        try:
-            found = [d for p in cl.get_platforms() for d in p.get_devices()]
-        except Exception as exc:  # no ICD loader, no platform: cl raises LogicError/RuntimeError
-            _reason = f"no OpenCL platform: {type(exc).__name__}: {exc}"
-            _devices = []
-            return _devices
-        chosen = os.environ.get("OPWEAVE_OPENCL_DEVICE")
-        if chosen not in (None, ""):
-            try:
-                found = [found[int(chosen)]]
-            except (ValueError, IndexError):
-                _reason = f"OPWEAVE_OPENCL_DEVICE={chosen!r} does not name one of the {len(found)} OpenCL device(s)"
-                _devices = []
-                return _devices
-        if not found:
-            _reason = "no OpenCL device found (no platform reports a device)"
-        runtimes = []
-        for i, d in enumerate(found):
-            ctx = cl.Context([d])
-            runtimes.append(DeviceRuntime(i, d, ctx, cl.CommandQueue(ctx, d)))
-        _devices = runtimes
-        return _devices
+            found = [found[int(chosen)]]
+        except (ValueError, IndexError):
+            return [], f"OPWEAVE_OPENCL_DEVICE={chosen!r} does not name one of the {len(found)} OpenCL device(s)"
+    runtimes = []
+    for i, d in enumerate(found):
+        ctx = cl.Context([d])
+        runtimes.append(DeviceRuntime(i, d, ctx, cl.CommandQueue(ctx, d)))
+    return runtimes, None if runtimes else "no OpenCL device found (no platform reports a device)"
 
 
-def devices() -> list:
-    """Every usable OpenCL device, as :class:`DeviceRuntime` (empty when there is none)."""
-    return _discover()
-
-
-def unavailable_reason() -> str | None:
-    """Why there is no OpenCL device (None when there is one)."""
-    _discover()
-    return _reason
+_LIST = DeviceList(_find)
+devices = _LIST.devices
+unavailable_reason = _LIST.unavailable_reason
 
 
 def runtime(index: int | None) -> DeviceRuntime:
     """The run time of device ``opencl:index`` (None means 0)."""
-    devs = _discover()
+    devs = devices()
     i = index or 0
     if i >= len(devs):
-        raise RuntimeError(f"opencl:{i} does not exist: {len(devs)} OpenCL device(s) ({_reason or 'see is_available'})")
+        reason = unavailable_reason() or "see is_available"
+        raise RuntimeError(f"opencl:{i} does not exist: {len(devs)} OpenCL device(s) ({reason})")
     return devs[i]

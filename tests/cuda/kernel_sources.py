@@ -56,6 +56,15 @@ FAMILIES = frozenset(
 CPU_ONLY = frozenset({"bmm_packed", "softmax", "im2col"})
 
 
+def _reduction_local(dialect) -> int:
+    """The reductions' work-group size a device of ``dialect`` uses (CUDA: ``launch_geometry``'s; else 64)."""
+    if dialect.name != "cuda":
+        return LOCAL
+    from opweave_cuda._runtime import launch_geometry
+
+    return launch_geometry(132, 2048)["reduction_local"]
+
+
 def programs(dialect) -> dict:
     """``{key: source}`` of every program a GPU device with fp16 and fp64 builds, in ``dialect``."""
     rt = SimpleNamespace(dialect=dialect, has_fp64=True, has_fp16=True, is_cpu=False)
@@ -64,9 +73,10 @@ def programs(dialect) -> dict:
     def add(key, make):
         out[key] = make()
 
+    half = dialect.computes_float16  # float16 elementwise and reduction kernels (CUDA)
     for arity, table in ((1, ew_k.UNARY), (2, ew_k.BINARY)):
-        for d in REALS:
-            if ew_k._ops(table, arity, d):
+        for d in (*REALS, "float16") if half else REALS:
+            if ew_k._ops(table, arity, d, half):
                 for contiguous in (False, True):
                     add(("ew", arity, d, contiguous), lambda: ew_k._source(dialect, table, arity, d, contiguous))
     for raw in RAWS:
@@ -103,8 +113,12 @@ def programs(dialect) -> dict:
     triples = {(d, d, d) for d in REALS} | {(d, "bool", "bool") for d in REALS}
     triples |= {(d, "int64", "int64") for d in ("bool", *INTS)} | {(d, "float32", "float32") for d in FLOATS}
     triples |= {(d, "float64", "float64") for d in ("float32", "int64")}
+    if half:  # a float16 accumulator is float32 (kernels.reductions)
+        triples |= {("float16", "float32", "float16"), ("float16", "bool", "bool"), ("float16", "float32", "float32")}
+        triples |= {("float32", "float32", "float16")}
+    red_local = _reduction_local(dialect)
     for s, a, o in sorted(triples):
-        add(("reduce", s, a, o), lambda: red_gen.program(dialect, s, a, o, LOCAL, False))
+        add(("reduce", s, a, o), lambda: red_gen.program(dialect, s, a, o, red_local, False))
     for s, o in (("complex64", "complex64"), ("complex128", "complex128"), ("float32", "complex64")):
         add(("reduce", s, o), ck.reduction_source(dialect, s, o, LOCAL))
     for d in (*INTS, *FLOATS):

@@ -193,6 +193,20 @@ def test_column_major_output_uses_the_direct_call():
 # -- types, compute types, math modes ------------------------------------------------------------------------------
 
 
+ROW_2X2 = (0, 2, 1)  # (batch, row, col) strides of one row-major 2x2 matrix
+
+
+@pytest.fixture
+def square():
+    """``plan_gemm``'s arguments after the dtype for one row-major 2x2 @ 2x2 product."""
+    return (1, 2, 2, 2, ROW_2X2, ROW_2X2, ROW_2X2)
+
+
+def _square_matmul(dtype: str, pointer: int = 0, a_strides=ROW_2X2) -> None:
+    """``cublas.matmul`` of one row-major 2x2 @ 2x2 product at ``pointer`` (A's strides as given)."""
+    cublas.matmul(0, dtype, 1, 2, 2, 2, pointer, a_strides, pointer, ROW_2X2, pointer, ROW_2X2)
+
+
 @pytest.mark.parametrize(
     ("dtype", "precision", "data_type", "compute", "scale"),
     [
@@ -211,11 +225,11 @@ def test_column_major_output_uses_the_direct_call():
         ("bfloat16", "high", CUDA_R_16BF, COMPUTE_32F, "float32"),
     ],
 )
-def test_types_follow_dtype_and_precision(dtype, precision, data_type, compute, scale):
+def test_types_follow_dtype_and_precision(square, dtype, precision, data_type, compute, scale):
     """float32 precision: "highest" full FP32, "high" TF32, "medium" bfloat16 internal arithmetic (complex64: TF32,
     as PyTorch's complex GEMMs); float64 is never reduced; float16/bfloat16 multiply on tensor cores and accumulate
     (and scale) in float32."""
-    plan = cublas.plan_gemm(dtype, 1, 2, 2, 2, (0, 2, 1), (0, 2, 1), (0, 2, 1), precision)
+    plan = cublas.plan_gemm(dtype, *square, precision)
     assert (plan.data_type, plan.compute_type, plan.scale_dtype) == (data_type, compute, scale)
     assert plan.math_mode == DEFAULT_MATH
 
@@ -223,17 +237,15 @@ def test_types_follow_dtype_and_precision(dtype, precision, data_type, compute, 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
 @pytest.mark.parametrize("fp16_reduction", [True, False])
 @pytest.mark.parametrize("bf16_reduction", [True, False])
-def test_reduced_precision_reduction_flags_set_the_math_mode(dtype, fp16_reduction, bf16_reduction):
+def test_reduced_precision_reduction_flags_set_the_math_mode(square, dtype, fp16_reduction, bf16_reduction):
     """PyTorch: a False flag adds CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION to that dtype's GEMMs only."""
-    plan = cublas.plan_gemm(
-        dtype, 1, 2, 2, 2, (0, 2, 1), (0, 2, 1), (0, 2, 1), "highest", fp16_reduction, bf16_reduction
-    )
+    plan = cublas.plan_gemm(dtype, *square, "highest", fp16_reduction, bf16_reduction)
     disallow = (dtype == "float16" and not fp16_reduction) or (dtype == "bfloat16" and not bf16_reduction)
     assert plan.math_mode == (DEFAULT_MATH | DISALLOW_REDUCED_PRECISION_REDUCTION if disallow else DEFAULT_MATH)
 
 
-def test_fp16_accumulation_uses_half_compute_and_half_scale():
-    args = (1, 2, 2, 2, (0, 2, 1), (0, 2, 1), (0, 2, 1), "highest", True, True, True)
+def test_fp16_accumulation_uses_half_compute_and_half_scale(square):
+    args = (*square, "highest", True, True, True)
     half = cublas.plan_gemm("float16", *args)
     assert (half.compute_type, half.scale_dtype) == (COMPUTE_16F, "float16")
     bf16 = cublas.plan_gemm("bfloat16", *args)
@@ -267,9 +279,9 @@ def test_layouts_cublas_cannot_take_raise(args, error, match):
 def test_matmul_checks_before_touching_the_library():
     """A bad call fails in planning, even where cuBLAS or a GPU is missing."""
     with pytest.raises(ValueError, match="unsupported dtype"):
-        cublas.matmul(0, "int64", 1, 2, 2, 2, 0, (0, 2, 1), 0, (0, 2, 1), 0, (0, 2, 1))
+        _square_matmul("int64")
     with pytest.raises(TypeError, match="a_strides"):
-        cublas.matmul(0, "float32", 1, 2, 2, 2, 0, [0, 2, 1], 0, (0, 2, 1), 0, (0, 2, 1))
+        _square_matmul("float32", a_strides=[0, 2, 1])
 
 
 def test_empty_problems_call_nothing():
@@ -373,7 +385,7 @@ def test_library_loads_and_every_declared_symbol_resolves():
 @pytest.mark.skipif(_driver_present(), reason="needs a machine without a CUDA driver")
 def test_matmul_without_a_driver_raises_runtimeerror():
     with pytest.raises(RuntimeError, match="CUDA"):
-        cublas.matmul(0, "float32", 1, 2, 2, 2, 8, (0, 2, 1), 8, (0, 2, 1), 8, (0, 2, 1))
+        _square_matmul("float32", pointer=8)
 
 
 def _header() -> str | None:

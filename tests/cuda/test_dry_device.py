@@ -19,6 +19,7 @@ import numpy as np
 import opweave as ow
 import pytest
 from opweave.backends import register_plugin
+from opweave_cuda._runtime import launch_geometry
 from opweave_kernelgen import DeviceProperties, KernelBackend, Runtime, register_kernels
 from opweave_kernelgen.c_runtime import HostBuffer
 from opweave_kernelgen.dialect.cuda import CUDA
@@ -28,13 +29,14 @@ from kernel_sources import programs  # noqa: E402
 
 NAME = "cudadry"
 BUILT: dict = {}
+LAUNCHES: list = []  # (kernel name, grid, block) of every launch
 
 
 class _DryRuntime(Runtime):
     dialect = CUDA
     properties = DeviceProperties(
         is_cpu=False, max_work_group=1024, local_mem=48 * 1024, vector_bytes=16, has_fp16=True, has_fp64=True,
-        has_bf16=True, subgroup_size=32,
+        has_bf16=True, subgroup_size=32, **launch_geometry(132, 2048),
     )  # fmt: skip
     device_name = f"{NAME}:0"
 
@@ -64,6 +66,7 @@ class _DryRuntime(Runtime):
 
         geometry(grid, block, self.properties.max_work_group)
         Params(args)  # every argument packs
+        LAUNCHES.append((kernel, tuple(grid), tuple(block)))
 
     def synchronize(self):
         pass
@@ -158,3 +161,24 @@ def test_every_program_the_kernels_built_is_rendered_for_the_nvrtc_test():
     rendered = set(programs(CUDA).values())
     missing = [src[-300:] for src in BUILT if src not in rendered]
     assert not missing, f"{len(missing)} program(s) built by the kernels are not in kernel_sources.programs"
+
+
+def test_launch_geometry_follows_the_device_properties():
+    """A large contiguous elementwise op is one grid-stride launch of at most ``grid_stride_items`` items in
+    256-thread blocks; a sum of many elements into one output uses ``reduction_groups`` groups of 256, then one."""
+    props = _DryRuntime.properties
+    x = _t((1 << 20,), ow.float32)
+    LAUNCHES.clear()
+    x + x
+    ((kernel, grid, block),) = LAUNCHES
+    assert kernel == "add_c" and block == (props.grid_stride_local,) == (256,)
+    assert grid[0] * block[0] <= props.grid_stride_items and grid[0] * block[0] >= props.grid_stride_items - 256
+    LAUNCHES.clear()
+    x.sum()
+    first, second = LAUNCHES
+    assert first[0] == "sum_first" and first[1] == (props.reduction_groups,) and first[2] == (256,)
+    assert second[0] == "sum_part" and second[1] == (1,) and second[2] == (256,)
+    LAUNCHES.clear()
+    _t((64, 1 << 10), ow.float32).sum(1)  # many outputs: one group each
+    ((kernel, grid, block),) = LAUNCHES
+    assert kernel == "sum_main" and grid == (64,) and block == (256,)

@@ -181,17 +181,51 @@ def test_deterministic_mode_gives_scatter_add_the_cpu_order():
     np.testing.assert_allclose(out.cpu().numpy(), expected, rtol=1e-5, atol=1e-5)
 
 
-def test_float16_tensors_cast_natively_and_compute_through_the_fallback():
-    a = _rng(11).standard_normal(100).astype(np.float32)
-    x = ow.tensor(a, device="cuda")
-    h = x.half()
-    assert h.device.type == "cuda" and h.dtype == ow.float16
-    np.testing.assert_array_equal(h.cpu().numpy(), a.astype(np.float16))  # round to nearest even, as NumPy
-    np.testing.assert_array_equal(h.float().cpu().numpy(), a.astype(np.float16).astype(np.float32))
-    np.testing.assert_allclose((h + h).cpu().numpy(), (a.astype(np.float16) * 2), rtol=1e-3)
+def test_float16_tensors_cast_and_compute_natively(monkeypatch):
+    """float16 elementwise ops and reductions run on the GPU (no CPU fallback), computed in float and rounded to
+    half once: +, -, *, / equal NumPy's float16 arithmetic (which does the same) bit for bit."""
+    from opweave import _fallback
+
+    fell_back = []
+    original = _fallback.run
+    monkeypatch.setattr(_fallback, "run", lambda op, *rest: fell_back.append(str(op)) or original(op, *rest))
+    a = _rng(11).standard_normal((64, 33)).astype(np.float32)
+    b = (_rng(12).standard_normal((64, 33)) + 3).astype(np.float32)
+    a16, b16 = a.astype(np.float16), b.astype(np.float16)
+    x, y = ow.tensor(a, device="cuda").half(), ow.tensor(b, device="cuda").half()
+    assert x.dtype == ow.float16 and x.device.type == "cuda"
+    np.testing.assert_array_equal(x.cpu().numpy(), a16)  # round to nearest even, as NumPy
+    for got, want in (
+        (x + y, a16 + b16),
+        (x - y, a16 - b16),
+        (x * y, a16 * b16),
+        (x / y, a16 / b16),
+        (x[:, ::2] + y[:, ::2], a16[:, ::2] + b16[:, ::2]),  # the strided kernel
+        (ow.maximum(x, y), np.maximum(a16, b16)),
+        (x.neg(), -a16),
+        (x.abs(), np.abs(a16)),
+    ):
+        assert got.dtype == ow.float16
+        np.testing.assert_array_equal(got.cpu().numpy(), want)
+    exp = x.exp().cpu().numpy().astype(np.float64)  # expf differs from NumPy's by an ulp of float32 at most
+    np.testing.assert_allclose(exp, np.exp(a16.astype(np.float64)), rtol=2.0**-10)
+    assert (x < y).dtype == ow.bool
+    np.testing.assert_array_equal((x < y).cpu().numpy(), a16 < b16)
+    total = x.sum(1).cpu().numpy().astype(np.float64)  # float32 accumulation, one rounding to half
+    want = a16.astype(np.float64).sum(1)
+    bound = 33 * 2.0**-24 * np.abs(a16.astype(np.float64)).sum(1) + np.abs(want) * 2.0**-11
+    assert np.all(np.abs(total - want) <= bound)
+    np.testing.assert_array_equal(x.amax(0).cpu().numpy(), a16.max(0))
+    big = ow.tensor(_rng(13).standard_normal(1 << 20).astype(np.float16), device="cuda")
+    host = big.cpu().numpy().astype(np.float64)
+    assert abs(float(big.sum(dtype=ow.float32).item()) - host.sum()) <= 2.0**-24 * (1 << 20) * np.abs(host).sum()
+    soft = ow.softmax(x, dim=1).float().cpu().numpy()
+    e = np.exp(a16.astype(np.float64) - a16.astype(np.float64).max(1, keepdims=True))
+    np.testing.assert_allclose(soft, e / e.sum(1, keepdims=True), rtol=2.0**-9, atol=2.0**-14)
+    assert not [op for op in fell_back if any(n in op for n in ("add", "sub", "mul", "div", "exp", "sum", "amax"))]
     with ow.autocast("cuda"):
-        y = ow.tensor(a.reshape(10, 10), device="cuda") @ ow.tensor(a.reshape(10, 10), device="cuda")
-    assert y.dtype == ow.float16
+        z = ow.tensor(a[:10, :10], device="cuda") @ ow.tensor(a[:10, :10], device="cuda")
+    assert z.dtype == ow.float16
 
 
 def test_device_properties():

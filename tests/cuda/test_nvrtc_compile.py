@@ -91,6 +91,8 @@ SAMPLES = [
     ("sort", "int64"),
     ("philox", "float32"),
     ("convert", "float16", False),
+    ("ew", 2, "float16", False),
+    ("reduce", "float16", "float32", "float16"),
 ]
 
 

@@ -335,7 +335,6 @@ def test_triangle_indices_default_dtype():
 CREATION_ERRORS = [
     (lambda: ow.zeros([2, -1]), ValueError, "negative dimension"),
     (lambda: ow.empty([-1]), ValueError, "negative dimension"),
-    (lambda: ow.empty([2], pin_memory=True), NotImplementedError, "pin_memory"),
     (lambda: ow.empty([2], layout="sparse_coo"), NotImplementedError, "layout"),
     (lambda: ow.empty([2, 3], memory_format="channels_last"), ValueError, "4-d"),
     (lambda: ow.empty([2], memory_format="preserve_format"), ValueError, "preserve"),

@@ -34,12 +34,15 @@ def _reads(dialect, in_dtypes, index) -> str:
 def contiguous_kernel(dialect, name: str, in_dtypes, out_dtype: str, expr: str) -> str:
     """``<name>_c``: every operand contiguous, ``out[oo + g] = f(a0[ao0 + g], ...)`` for ``per`` elements an item."""
     reads = _reads(dialect, in_dtypes, lambda i: f"ao{i} + g").replace("\n    ", "\n        ")
-    body = (
-        f"    long g0 = {dialect.global_id(0)} * per;\n    if (g0 >= n) return;\n"
-        f"    long e = min(n, g0 + per);\n    for (long g = g0; g < e; ++g) {{\n    "
-        + reads
-        + f"        out[oo + g] = {store(dialect, out_dtype, expr)};\n    }}"
-    )
+    if dialect.grid_stride:  # consecutive items take consecutive elements, stepping by the grid (``per`` unused)
+        first = dialect.global_id(0)
+        loop = f"    long step = {dialect.global_size(0)};\n    for (long g = {first}; g < n; g += step) {{\n    "
+    else:
+        loop = (
+            f"    long g0 = {dialect.global_id(0)} * per;\n    if (g0 >= n) return;\n"
+            f"    long e = min(n, g0 + per);\n    for (long g = g0; g < e; ++g) {{\n    "
+        )
+    body = loop + reads + f"        out[oo + g] = {store(dialect, out_dtype, expr)};\n    }}"
     return dialect.kernel(f"{name}_c", _params(dialect, in_dtypes, out_dtype, False), body)
 
 

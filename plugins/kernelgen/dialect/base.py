@@ -45,6 +45,13 @@ class Dialect:
     math_names: dict = {}  # opweave name -> function name where they differ
     #: Whether the language has 64-bit atomic compare-and-swap (Metal has not: int64 scatter updates decline).
     atomics64 = True
+    #: Whether the elementwise and reduction kernels run float16 on the device (loaded and computed in float,
+    #: stored as half; CUDA). False keeps float16 arithmetic on the CPU fallback and every other program unchanged.
+    computes_float16 = False
+    #: Whether the contiguous elementwise kernels loop over the whole grid (``for (g = id; g < n; g += grid size)``,
+    #: launched with at most ``DeviceProperties.grid_stride_items`` work items) instead of taking ``per`` elements
+    #: each (CUDA). False keeps today's kernels.
+    grid_stride = False
 
     def header(self, dtypes) -> str:
         """Pragmas and definitions the kernels of ``dtypes`` (dtype names) need, placed before them."""
@@ -94,6 +101,10 @@ class Dialect:
 
     def local_size(self, axis: int = 0) -> str:
         """Expression: the work-group size along ``axis``."""
+        raise NotImplementedError
+
+    def global_size(self, axis: int = 0) -> str:
+        """Expression: the number of work items along ``axis`` (what a grid-stride loop steps by)."""
         raise NotImplementedError
 
     def barrier(self) -> str:

@@ -105,6 +105,8 @@ class CudaDialect(Dialect):
     local_prefix = "__shared__ "
     restrict = " __restrict__"
     math_names = {"abs": "fabs", "round": "rint", "maximum": "fmax", "minimum": "fmin", "remainder": "fmod"}
+    computes_float16 = True  # the prelude's half converts to and from float; kernels compute in float
+    grid_stride = True  # contiguous elementwise kernels loop over the grid (a few blocks per SM, coalesced)
 
     def header(self, dtypes) -> str:
         """Nothing per dtype: the prelude (:data:`PRELUDE`) is prepended once by :func:`program`."""
@@ -126,6 +128,11 @@ class CudaDialect(Dialect):
     def local_size(self, axis: int = 0) -> str:
         """``blockDim``."""
         return f"(long)blockDim.{'xyz'[axis]}"
+
+    def global_size(self, axis: int = 0) -> str:
+        """``gridDim * blockDim`` in 64 bits."""
+        a = "xyz"[axis]
+        return f"((long)gridDim.{a} * blockDim.{a})"
 
     def barrier(self) -> str:
         """``__syncthreads();``."""

@@ -173,7 +173,11 @@ def elementwise(rt, kernels: dict, name: str, out, inputs, opcode: tuple, contig
         args = [buf(out), scalars[0]]
         for t, off in zip(inputs, scalars[1:-1]):
             args += [buf(t), off]
-        launch(rt, contiguous()[f"{name}_c"], -(-n // per), *args, scalars[-1], i64(per))
+        items, local = -(-n // per), LOCAL
+        cap = rt.properties.grid_stride_items
+        if cap and rt.dialect.grid_stride:  # a grid-stride kernel: a few groups per multiprocessor
+            items, local = min(items, cap), rt.properties.grid_stride_local
+        launch(rt, contiguous()[f"{name}_c"], items, *args, scalars[-1], i64(per), local=local)
     else:
         launch(rt, kernels[opcode[0]], -(-n // per), buf(out), *[buf(t) for t in inputs], scalars)
 

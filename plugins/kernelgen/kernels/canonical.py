@@ -24,6 +24,7 @@ from . import elementwise as ew
 from ._common import (
     BACKENDS,
     KERNELS,
+    LOCAL,
     backend_of,
     buf,
     empty,
@@ -61,12 +62,16 @@ def _plan(name: str, a, b):
     rt = runtime_on(a.device)
     d = dtype.name
     n, fast, scalars, per = kernel_plan(name, out, [wide_a, wide_b], ew.opcode(name, 2, d), rt.is_cpu)
+    items, local = -(-n // per), LOCAL
     if fast:
         k = program_kernels(rt, ("ew", 2, d, "c"), lambda: ew.source(rt.dialect, 2, d, True))[f"{name}_c"]
         scalars = (*scalars, i64(per))
+        cap = rt.properties.grid_stride_items
+        if cap and rt.dialect.grid_stride:  # a grid-stride kernel (see kernels._common.elementwise)
+            items, local = min(items, cap), rt.properties.grid_stride_local
     else:
         k = program_kernels(rt, ("ew", 2, d), lambda: ew.source(rt.dialect, 2, d))[ew.opcode(name, 2, d)[0]]
-    return tuple(out.shape), out.stride(), dtype, rt, k if n else None, -(-n // per), fast, scalars
+    return tuple(out.shape), out.stride(), dtype, rt, k if n else None, items, fast, scalars, local
 
 
 def _binary(name: str):
@@ -90,12 +95,12 @@ def _binary(name: str):
             plan = _plans[key] = _plan(name, self, other) or False
         if plan is False:
             raise Decline("no direct kernel for this dtype or these shapes")
-        shape, strides, dtype, rt, k, items, fast, scalars = plan
+        shape, strides, dtype, rt, k, items, fast, scalars, local = plan
         out = backend_of(self.device).empty_strided(shape, strides, dtype, self.device)
         if k is None:
             return out
         if fast:  # <op>_c(out, oo, a, ao, b, bo, n, per)
-            launch(rt, k, items, buf(out), scalars[0], buf(self), scalars[1], buf(other), *scalars[2:])
+            launch(rt, k, items, buf(out), scalars[0], buf(self), scalars[1], buf(other), *scalars[2:], local=local)
         else:
             launch(rt, k, items, buf(out), buf(self), buf(other), scalars)
         return out

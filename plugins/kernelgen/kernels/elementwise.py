@@ -19,6 +19,7 @@ from ._common import BACKENDS, dname, elementwise, empty, kernel, on_device, pro
 
 _INTS = {"uint8", "int8", "int16", "int32", "int64"}
 _FLOATS = {"bfloat16", "float32", "float64"}
+_HALF = {"float16"}  # floating too where the dialect computes float16 (``Dialect.computes_float16``: CUDA)
 _UNSIGNED = {"int32": "uint", "int64": "ulong"}
 
 # name -> (float expr, int expr, bool expr, output is bool)
@@ -85,13 +86,17 @@ inline {t} ow_remainder({t} a, {t} b) {{
 _RAW = {1: "uint8", 2: "int16", 4: "int32", 8: "int64", 16: "complex128"}
 
 
-def _expr(table: dict, name: str, dtype: str):
-    """(expression, output dtype) of ``name`` for ``dtype``, or None when it has no OpenCL kernel."""
+def _expr(table: dict, name: str, dtype: str, half: bool = False):
+    """(expression, output dtype) of ``name`` for ``dtype``, or None when it has no OpenCL kernel.
+
+    ``half``: the dialect computes float16 (in float), so float16 takes the floating expressions.
+    """
     entry = table.get(name)
     if entry is None:
         return None
     f, i, b, to_bool = entry
-    expr = f if dtype in _FLOATS else i if dtype in _INTS else b if dtype == "bool" else None
+    floating = dtype in _FLOATS or (half and dtype in _HALF)
+    expr = f if floating else i if dtype in _INTS else b if dtype == "bool" else None
     if expr is None:
         return None
     if dtype in _UNSIGNED and name in ("add", "sub", "mul", "neg"):
@@ -104,14 +109,14 @@ def _expr(table: dict, name: str, dtype: str):
 _op_tables: dict = {}
 
 
-def _ops(table: dict, arity: int, dtype: str) -> dict:
+def _ops(table: dict, arity: int, dtype: str, half: bool = False) -> dict:
     """name -> (output dtype, expression) of every op of ``table`` that has a kernel for ``dtype``."""
-    key = (arity, dtype)
+    key = (arity, dtype, half and dtype in _HALF)
     ops = _op_tables.get(key)
     if ops is None:
         ops = {}
         for name in table:
-            found = _expr(table, name, dtype)
+            found = _expr(table, name, dtype, half)
             if found is not None:
                 ops[name] = (found[1], found[0])
         _op_tables[key] = ops
@@ -119,8 +124,9 @@ def _ops(table: dict, arity: int, dtype: str) -> dict:
 
 
 def _source(dialect, table: dict, arity: int, dtype: str, contiguous: bool = False) -> str:
-    src = gen.program(dialect, _ops(table, arity, dtype), [dtype] * arity, contiguous)
-    if arity == 2 and dtype in _FLOATS:
+    half = dialect.computes_float16
+    src = gen.program(dialect, _ops(table, arity, dtype, half), [dtype] * arity, contiguous)
+    if arity == 2 and (dtype in _FLOATS or (half and dtype in _HALF)):
         t = dialect.compute_type(dtype)
         src = src.replace(dialect.kernel_prefix, _REMAINDER.format(t=t) + dialect.kernel_prefix, 1)
     return src
@@ -129,11 +135,11 @@ def _source(dialect, table: dict, arity: int, dtype: str, contiguous: bool = Fal
 _opcodes: dict = {}
 
 
-def _opcode(table: dict, arity: int, dtype: str, name: str) -> tuple:
-    key = (arity, dtype)
+def _opcode(table: dict, arity: int, dtype: str, name: str, half: bool = False) -> tuple:
+    key = (arity, dtype, half and dtype in _HALF)
     codes = _opcodes.get(key)
     if codes is None:
-        codes = _opcodes[key] = gen.opcodes(_ops(table, arity, dtype))
+        codes = _opcodes[key] = gen.opcodes(_ops(table, arity, dtype, half))
     return codes[name]
 
 
@@ -161,12 +167,13 @@ def _run(table: dict, arity: int, name: str, *inputs):
         from . import elementwise_extra
 
         return elementwise_extra.run(name, *inputs)
-    found = _expr(table, name, d)
+    rt = runtime_of(a)
+    half = rt.dialect.computes_float16
+    found = _expr(table, name, d, half)
     if found is None:
         return NotImplemented
     shaped = [t for t in inputs if not is_cpu_scalar(t)] or [inputs[0]]  # the meta function's layout rule
     out_dtype = opweave.bool if found[1] == "bool" else a.dtype
-    rt = runtime_of(a)
     out = empty(shaped[0].shape, out_dtype, a.device, output_strides(shaped))
     ks = program_kernels(rt, ("ew", arity, d), lambda: _source(rt.dialect, table, arity, d))
 
@@ -174,7 +181,7 @@ def _run(table: dict, arity: int, name: str, *inputs):
         return program_kernels(rt, ("ew", arity, d, "c"), lambda: _source(rt.dialect, table, arity, d, True))
 
     operands = [on_device(t, a.device) for t in inputs]
-    elementwise(rt, ks, name, out, operands, _opcode(table, arity, d, name), contiguous)
+    elementwise(rt, ks, name, out, operands, _opcode(table, arity, d, name, half), contiguous)
     return out
 
 

@@ -3,7 +3,7 @@
 through the CPU fallback.
 
 ``sum``/``prod`` convert each element to the output dtype and accumulate in its
-compute type (float32 for bfloat16), as the CPU backend does; ``amax``/``amin``
+compute type (float32 for bfloat16 and float16), as the CPU backend does; ``amax``/``amin``
 propagate NaN. An empty ``amax``/``amin`` goes to the CPU fallback, which raises.
 """
 
@@ -17,7 +17,6 @@ from ._common import KERNELS, buf, dims, dname, empty, has_dtype, i64, kernel, p
 
 LOCAL = 64
 _PARALLEL_MIN = 1 << 15  # reduced elements per output from which one output is split over several groups
-_CHUNKS = 16
 
 
 def reduced_axes(inp, d) -> tuple:
@@ -29,7 +28,7 @@ def reduced_axes(inp, d) -> tuple:
     return tuple(sorted(x % inp.ndim for x in d))
 
 
-def _launch(rt, k, out, ostrides, oshape, inp, offset, kept_strides, rshape, rstrides, chunks, cst):
+def _launch(rt, k, out, ostrides, oshape, inp, offset, kept_strides, rshape, rstrides, chunks, cst, local=LOCAL):
     import numpy as np
 
     n_out, R = 1, 1
@@ -55,7 +54,7 @@ def _launch(rt, k, out, ostrides, oshape, inp, offset, kept_strides, rshape, rst
         np.int32(chunks),
         i64(cst),
     )
-    rt.launch(k, (n_out * chunks,), (LOCAL,), args)
+    rt.launch(k, (n_out * chunks,), (local,), args)
 
 
 def reduce(op: str, inp, d, out_dtype, acc_dtype=None):
@@ -63,8 +62,8 @@ def reduce(op: str, inp, d, out_dtype, acc_dtype=None):
     cplx = inp.dtype.is_complex or out_dtype.is_complex  # complex hook: sum/prod of kernels/complex.py
     if (cplx and op not in ("sum", "prod")) or not has_dtype(inp.dtype, inp.device):
         return NotImplemented
-    if opweave.float16 in (inp.dtype, out_dtype, acc_dtype):  # no float16 reduction template: the CPU kernel
-        return NotImplemented
+    if opweave.float16 in (inp.dtype, out_dtype, acc_dtype) and not runtime_of(inp).dialect.computes_float16:
+        return NotImplemented  # float16 reductions run on the device only where the dialect computes float16
     axes = reduced_axes(inp, d)
     shape, stride = tuple(inp.shape), tuple(inp.stride())
     kept = [i for i in range(inp.ndim) if i not in axes]
@@ -79,27 +78,34 @@ def reduce(op: str, inp, d, out_dtype, acc_dtype=None):
     if (R == 0 and op in ("amax", "amin")) or len(oshape) > 8 or len(rshape) > 8:
         return NotImplemented
     acc_name = (acc_dtype or out_dtype).name
+    if acc_name == "float16":  # computes_float16 dialects: accumulate in float32, round to half once
+        acc_name = "float32"
     src_name, out_name = dname(inp), out_dtype.name
     rt = runtime_of(inp)
-    make = lambda: gen.program(rt.dialect, src_name, acc_name, out_name, LOCAL, rt.is_cpu)  # noqa: E731
+    local, groups = rt.properties.reduction_local, rt.properties.reduction_groups  # 64 and 16 unless the device says
+    make = lambda: gen.program(rt.dialect, src_name, acc_name, out_name, local, rt.is_cpu)  # noqa: E731
     if cplx:
         from .complex import reduction_source
 
+        local = LOCAL  # the complex programs keep 64-item groups
         make = reduction_source(rt.dialect, src_name, out_name, LOCAL)
-    ks = program_kernels(rt, ("reduce", src_name, acc_name, out_name, rt.is_cpu), make)
+    key = ("reduce", src_name, acc_name, out_name, rt.is_cpu) + (() if local == LOCAL else (local,))
+    ks = program_kernels(rt, key, make)
     kept_strides = [stride[i] for i in kept]
     rshape, (rstrides,) = coalesce(rshape, [[stride[i] for i in axes]])  # one dim when contiguous: the fast loop
     args = (inp, inp.storage_offset(), kept_strides, rshape, rstrides)
     if out.numel() > 4 or R < _PARALLEL_MIN:
-        _launch(rt, ks[f"{op}_main"], out, list(out.stride()), oshape, *args, 1, 0)
+        _launch(rt, ks[f"{op}_main"], out, list(out.stride()), oshape, *args, 1, 0, local=local)
         return out
-    # few outputs over many elements: _CHUNKS groups per output write partials, a second launch combines them
+    # few outputs over many elements: ``groups`` groups per output write partials, a second launch combines them
     part = empty(
-        oshape + [_CHUNKS], opweave.float32 if acc_name == "bfloat16" else (acc_dtype or out_dtype), inp.device
+        oshape + [groups],
+        opweave.float32 if acc_name in ("bfloat16", "float32") else (acc_dtype or out_dtype),
+        inp.device,
     )
     pst = list(part.stride())
-    _launch(rt, ks[f"{op}_first"], part, pst[:-1], oshape, *args, _CHUNKS, pst[-1])
-    _launch(rt, ks[f"{op}_part"], out, list(out.stride()), oshape, part, 0, pst[:-1], [_CHUNKS], [1], 1, 0)
+    _launch(rt, ks[f"{op}_first"], part, pst[:-1], oshape, *args, groups, pst[-1], local=local)
+    _launch(rt, ks[f"{op}_part"], out, list(out.stride()), oshape, part, 0, pst[:-1], [groups], [1], 1, 0, local=local)
     return out
 
 
