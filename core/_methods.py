@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _backends, _dtype
+from . import _backends, _dtype, _views
 from ._device import as_device
 from ._device import device as _device_cls
 from ._indexing import __getitem__, __setitem__
@@ -220,6 +220,7 @@ def install(namespace: dict) -> None:
         if dunder in _CLASS_GUARDED:
             guard(Tensor, dunder)
     Tensor.__hash__ = object.__hash__
+    _views.install(Tensor)
 
 
 # -- data access ----------------------------------------------------------
