@@ -15,6 +15,7 @@ import numpy as np
 import opweave
 from opweave.backends.kernel import Decline, is_wrapped_number
 
+from .._backend import wrap_same
 from . import _c_path
 from ._common import native, wrap
 
@@ -267,19 +268,37 @@ def _var(inp, dims, correction, output_dtype=None):
 
 
 def _softmax(name: str, log: bool, internal: bool):
+    suffix = {_F32: "ow_softmax_f32", _F64: "ow_softmax_f64"}
+
     def kernel(self, dim, third=None):
-        converts = bool(third) if internal else third is not None and third is not self.dtype
-        if converts or not isinstance(dim, int) or not -self.ndim <= dim < max(self.ndim, 1):
+        # the cheap tests first: a tiny softmax is mostly this function's own cost (one C call does the maths)
+        if third is not None and (bool(third) if internal else third is not self.dtype):
             return None
-        x = _contiguous(self)
-        if x is None or x.ndim == 0 or not _taken(name, x.size):
+        x = native(self)
+        fn = suffix.get(x.dtype)
+        nd = x.ndim
+        if fn is None or type(dim) is not int or not nd or not -nd <= dim < nd or not x.size:
             return None
-        d = dim % x.ndim
-        lib = _c_path.library()
+        if not x.flags.c_contiguous:
+            return None
+        level = _c_path._level
+        if level is None:
+            level = _c_path.level()
+        least = _c_path.AUTO_MIN.get(name)
+        if level == _c_path.OFF or (level == _c_path.AUTO and (least is None or x.size < least)):
+            return None
+        lib = _c_path._library or _c_path.library()
+        if lib is None:
+            return None
+        shape = x.shape
+        d = dim % nd
         y = np.empty_like(x)
-        outer, n, inner = math.prod(x.shape[:d]), x.shape[d], math.prod(x.shape[d + 1 :])
-        getattr(lib, "ow_softmax_" + _CTYPE[x.dtype][1])(_addr(x), _addr(y), outer, n, inner, int(log))
-        return wrap(y, self.dtype)
+        pointer = _c_path.pointer
+        n = shape[d]
+        outer = x.size // n if d == nd - 1 else math.prod(shape[:d])
+        inner = 1 if d == nd - 1 else math.prod(shape[d + 1 :])
+        getattr(lib, fn)(pointer(x), pointer(y), outer, n, inner, log)
+        return wrap_same(y, self.dtype)
 
     kernel.__name__ = f"c_{name}"
     kernel.__doc__ = f"{name} along one dim of a float32/float64 tensor in C (one row per pass)."

@@ -16,6 +16,7 @@ from ._common import native, wrap
 from ._quiet import quiet
 
 _FAST_DTYPES = frozenset({opweave.float32, opweave.float64})
+_LARGEST = {dtype: float(np.finfo(dtype.numpy).max) for dtype in _FAST_DTYPES}  # each dtype's largest finite value
 
 
 def _binary(name: str, ufunc, result_dtype=None):
@@ -59,7 +60,8 @@ def _scaled(name: str, ufunc, x, y, alpha, result_dtype):
     ):
         raise Decline(f"{name}.Tensor: alpha with operands that are not two same-shape float32/float64 tensors")
     scalar = dtype.numpy.type
-    if not -float(np.finfo(scalar).max) <= alpha <= float(np.finfo(scalar).max):
+    largest = _LARGEST[dtype]
+    if not -largest <= alpha <= largest:
         raise Decline(f"{name}.Tensor: alpha out of the dtype's finite range")
     return wrap_same(quiet(_times_then, ufunc, native(x), native(y), scalar(alpha)), result_dtype or dtype)
 
@@ -82,8 +84,7 @@ def _binary_out(name: str, functional, ufunc=None):
             if (
                 a.shape == b.shape == target.shape
                 and target.flags.c_contiguous
-                and not is_wrapped_number(x)
-                and not is_wrapped_number(y)
+                and (a.ndim or not (is_wrapped_number(x) or is_wrapped_number(y)))  # a wrapped number is 0-dim
                 and not np.may_share_memory(target, a)
                 and not np.may_share_memory(target, b)
             ):
@@ -120,7 +121,8 @@ def _sum(self, dtype=None):
     """sum.default for float32/float64 without a dtype argument (else the decomposition)."""
     own = self.dtype
     if dtype is None and own in _FAST_DTYPES:
-        return wrap(np.asarray(native(self).sum(), own.numpy), own)
+        x = native(self)
+        return wrap_same(np.asarray(np.add.reduce(x, None)), own)  # what ndarray.sum() runs
     raise Decline("not float32/float64, or a dtype argument")
 
 
@@ -152,7 +154,7 @@ def _inplace(name: str, ufunc):
         else:
             raise Decline(f"{name}: not a Python number or a same-dtype same-shape tensor apart from self")
         if type(operand) is not np.ndarray:
-            largest = float(np.finfo(x.dtype).max)
+            largest = _LARGEST[dtype]
             if not -largest <= operand <= largest:
                 raise Decline(f"{name}: a number out of the dtype's finite range")
         quiet(ufunc, x, operand, x)
@@ -167,7 +169,7 @@ def _max(self):
     own = self.dtype
     a = native(self)
     if own in _FAST_DTYPES and a.size:
-        return wrap_same(np.asarray(np.maximum.reduce(a, tuple(range(a.ndim)))), own)  # the amax prim's axes
+        return wrap_same(np.asarray(np.maximum.reduce(a, None)), own)  # every axis, as the amax prim's
     raise Decline("not a non-empty float32/float64 tensor")
 
 

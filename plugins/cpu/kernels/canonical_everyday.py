@@ -30,6 +30,7 @@ from ._common import native
 from ._quiet import quiet
 
 _FLOATS = frozenset({opweave.float32, opweave.float64})
+_LARGEST = {dtype: float(np.finfo(dtype.numpy).max) for dtype in _FLOATS}  # each float dtype's largest finite value
 
 
 def _same_layout_natives(tensors, what: str) -> list:
@@ -66,9 +67,14 @@ def _stack(tensors, dim=0):
     arrays = _same_layout_natives(tensors, "stack")
     first = arrays[0].shape
     ndim = len(first) + 1
-    if not -ndim <= dim < ndim or any(a.shape != first for a in arrays):
-        raise Decline("stack: shapes differ or dim out of range")
+    if not -ndim <= dim < ndim:
+        raise Decline("stack: dim out of range")
+    for a in arrays:
+        if a.shape != first:
+            raise Decline("stack: shapes differ")
     axis = dim % ndim
+    if axis == 0:  # np.stack's result, from one C call
+        return wrap_same(np.concatenate(arrays).reshape((len(arrays), *first)), tensors[0].dtype)
     expanded = (*first[:axis], 1, *first[axis:])
     return wrap_same(np.concatenate([a.reshape(expanded) for a in arrays], axis=axis), tensors[0].dtype)  # np.stack
 
@@ -106,7 +112,7 @@ def _bound(value, dtype):
     kind = type(value)
     if kind is not int and kind is not float:
         raise Decline("clamp: a bound that is not a Python int or float")
-    largest = float(np.finfo(dtype.numpy).max)
+    largest = _LARGEST[dtype]
     if not -largest <= value <= largest:  # NaN, inf or out of the dtype's range: the decomposition
         raise Decline("clamp: a bound out of the dtype's finite range")
     return value
