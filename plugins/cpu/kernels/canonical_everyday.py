@@ -73,7 +73,7 @@ def _stack(tensors, dim=0):
         if a.shape != first:
             raise Decline("stack: shapes differ")
     axis = dim % ndim
-    if axis == 0:  # np.stack's result, from one C call
+    if axis == 0 and first:  # np.stack's result, from one C call (0-dim arrays do not concatenate)
         return wrap_same(np.concatenate(arrays).reshape((len(arrays), *first)), tensors[0].dtype)
     expanded = (*first[:axis], 1, *first[axis:])
     return wrap_same(np.concatenate([a.reshape(expanded) for a in arrays], axis=axis), tensors[0].dtype)  # np.stack
@@ -209,9 +209,15 @@ def _full(shape, fill: int, dtype) -> np.ndarray:
 
 def _filled(fill: int, what: str):
     def factory(size, dtype=None, layout=None, device=None, pin_memory=None):
-        dtype = _plain(dtype or opweave.get_default_dtype(), layout, pin_memory, what, device)
-        if size and min(size) < 0:
-            raise Decline(f"{what}: a negative size")
+        if dtype is None:
+            dtype = opweave.get_default_dtype()
+        if layout is not None or pin_memory or device is not None or dtype.is_quantized or dtype.is_float8:
+            dtype = _plain(dtype, layout, pin_memory, what, device)  # declines all but a CPU device
+        for n in size:
+            if n < 0:
+                raise Decline(f"{what}: a negative size")
+        if fill == 0:
+            return wrap_same(np.zeros(size, dtype.numpy), dtype)
         return wrap_same(_full(size, fill, dtype.numpy), dtype)
 
     factory.__doc__ = f"{what} of a plain dtype on the CPU (else the decomposition)."
