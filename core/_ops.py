@@ -143,11 +143,8 @@ class OpPacket:
 
     def __call__(self, *args, **kwargs):
         # argument types (and keyword names) -> overload; a call without keywords keys on a tuple of types only
-        key = (
-            (tuple(kwargs), tuple(map(type, args)), tuple(map(type, kwargs.values())))
-            if kwargs
-            else tuple(map(type, args))
-        )
+        # argument types, then keyword names (strings, never types: no key of one shape equals another's)
+        key = (*map(type, args), *kwargs, *map(type, kwargs.values())) if kwargs else tuple(map(type, args))
         choice = self._choices.get(key)
         if choice is not None:
             entry, start, as_list = choice
@@ -311,9 +308,11 @@ class _Namespace:
 
     def __getattr__(self, name: str) -> OpPacket:
         try:
-            return self._packets[name]
+            packet = self._packets[name]
         except KeyError:
             raise AttributeError(f"no operator named '{self._name}{name}'") from None
+        self.__dict__[name] = packet  # later lookups skip this method (``undefine`` takes it out again)
+        return packet
 
     def __dir__(self):
         return sorted(self._packets)
@@ -361,6 +360,7 @@ def undefine(op: OpOverload) -> None:
         packet._single = None
         if not packet.overloads:
             del space._packets[op.schema.name]
+            space.__dict__.pop(op.schema.name, None)
     DISPATCHER.forget(op)
 
 

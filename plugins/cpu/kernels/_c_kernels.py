@@ -269,39 +269,57 @@ def _var(inp, dims, correction, output_dtype=None):
 
 def _softmax(name: str, log: bool, internal: bool):
     suffix = {_F32: "ow_softmax_f32", _F64: "ow_softmax_f64"}
+    found = {}  # NumPy dtype -> the library's function (looked up once)
 
-    def kernel(self, dim, third=None):
-        # the cheap tests first: a tiny softmax is mostly this function's own cost (one C call does the maths)
-        if third is not None and (bool(third) if internal else third is not self.dtype):
-            return None
-        x = native(self)
-        fn = suffix.get(x.dtype)
-        nd = x.ndim
-        if fn is None or type(dim) is not int or not nd or not -nd <= dim < nd or not x.size:
-            return None
-        if not x.flags.c_contiguous:
-            return None
-        level = _c_path._level
-        if level is None:
-            level = _c_path.level()
-        least = _c_path.AUTO_MIN.get(name)
-        if level == _c_path.OFF or (level == _c_path.AUTO and (least is None or x.size < least)):
-            return None
-        lib = _c_path._library or _c_path.library()
-        if lib is None:
-            return None
-        shape = x.shape
-        d = dim % nd
-        y = np.empty_like(x)
-        pointer = _c_path.pointer
-        n = shape[d]
-        outer = x.size // n if d == nd - 1 else math.prod(shape[:d])
-        inner = 1 if d == nd - 1 else math.prod(shape[d + 1 :])
-        getattr(lib, fn)(pointer(x), pointer(y), outer, n, inner, log)
-        return wrap_same(y, self.dtype)
+    def in_front_of(fallback):
+        """The C kernel, running ``fallback`` (None: returning None) where it does not take the call."""
 
-    kernel.__name__ = f"c_{name}"
-    kernel.__doc__ = f"{name} along one dim of a float32/float64 tensor in C (one row per pass)."
+        def kernel(self, dim, third=None):
+            # a tiny softmax is mostly this function's own cost (one C call does the maths): one frame, few tests
+            x = native(self)
+            fn = suffix.get(x.dtype)
+            nd = x.ndim
+            level = _c_path._level
+            if level is None:
+                level = _c_path.level()
+            least = _c_path.AUTO_MIN.get(name)
+            run = found.get(x.dtype)
+            if run is None and fn is not None and level != _c_path.OFF:
+                lib = _c_path._library or _c_path.library()
+                if lib is not None:
+                    run = found[x.dtype] = getattr(lib, fn)
+            if (
+                run is None
+                or (third is not None and (bool(third) if internal else third is not self.dtype))
+                or type(dim) is not int
+                or not nd
+                or not -nd <= dim < nd
+                or not x.size
+                or not x.flags.c_contiguous
+                or level == _c_path.OFF
+                or (level == _c_path.AUTO and (least is None or x.size < least))
+            ):
+                return None if fallback is None else fallback(self, dim, third)
+            shape = x.shape
+            d = dim % nd
+            y = np.empty_like(x)
+            pointer = _c_path.pointer
+            n = shape[d]
+            if d == nd - 1:
+                run(pointer(x), pointer(y), x.size // n, n, 1, log)
+            else:
+                run(pointer(x), pointer(y), math.prod(shape[:d]), n, math.prod(shape[d + 1 :]), log)
+            return wrap_same(y, self.dtype)
+
+        if fallback is None:
+            kernel.__name__ = f"c_{name}"
+            kernel.__doc__ = f"{name} along one dim of a float32/float64 tensor in C (one row per pass)."
+        else:
+            kernel.__name__, kernel.__doc__, kernel.__wrapped__ = fallback.__name__, fallback.__doc__, fallback
+        return kernel
+
+    kernel = in_front_of(None)
+    kernel.in_front_of = in_front_of
     return kernel
 
 
@@ -450,6 +468,8 @@ def with_c(name: str, fn):
     c_fn = C_KERNELS.get(name)
     if c_fn is None:
         return fn
+    if hasattr(c_fn, "in_front_of"):  # a C kernel that runs ``fn`` itself when it does not take the call
+        return c_fn.in_front_of(fn)
 
     # a C kernel that ``auto`` never takes costs the default path nothing (tiny ``a * 2.0`` stays at NumPy's cost)
     never_auto = hasattr(c_fn, "auto_name") and c_fn.auto_name not in _c_path.AUTO_MIN

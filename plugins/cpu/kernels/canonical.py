@@ -73,16 +73,17 @@ def _times_then(ufunc, a: np.ndarray, b: np.ndarray, alpha) -> np.ndarray:
 def _binary_out(name: str, functional, ufunc=None):
     """The ``out=`` kernel of a binary op: ``functional``'s result copied into ``out`` when ``out`` is a
     C-contiguous tensor of the result's dtype and shape sharing no memory with the operands. Two same-shape
-    tensors of ``out``'s float32/float64 dtype (no alpha) are computed by ``ufunc`` straight into ``out``."""
+    tensors of ``out``'s float32/float64 dtype (alpha 1) are computed by ``ufunc`` straight into ``out``."""
 
-    def kernel(x, y, *rest):
+    def kernel(x, y, *rest):  # (alpha, out) or (out,): mul and div have no alpha
         out = rest[-1]
         dtype = out.dtype
-        plain = len(rest) == 1 or (type(rest[0]) is int and rest[0] == 1)  # no alpha, or alpha 1
-        if ufunc is not None and plain and x.dtype is dtype and y.dtype is dtype and dtype in _FAST_DTYPES:
+        alpha = rest[0] if len(rest) == 2 else 1
+        if ufunc is not None and x.dtype is dtype and y.dtype is dtype and type(alpha) is int and alpha == 1:
             target, a, b = native(out), native(x), native(y)
             if (
-                a.shape == b.shape == target.shape
+                dtype in _FAST_DTYPES
+                and a.shape == b.shape == target.shape
                 and target.flags.c_contiguous
                 and (a.ndim or not (is_wrapped_number(x) or is_wrapped_number(y)))  # a wrapped number is 0-dim
                 and not np.may_share_memory(target, a)
