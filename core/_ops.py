@@ -142,10 +142,15 @@ class OpPacket:
             raise AttributeError(f"op '{self.name}' has no overload '{overload}'") from None
 
     def __call__(self, *args, **kwargs):
-        # argument types (and keyword names) -> overload; a call without keywords keys on a tuple of types only
-        # argument types, then keyword names (strings, never types: no key of one shape equals another's)
-        key = (*map(type, args), *kwargs, *map(type, kwargs.values())) if kwargs else tuple(map(type, args))
-        choice = self._choices.get(key)
+        # argument types (and keyword names) -> overload
+        if not kwargs:  # the everyday call: a tuple of types; no keywords to pass on
+            key = tuple(map(type, args))
+            choice = self._choices.get(key)
+            if choice is not None and choice[1] is None:
+                return choice[0](*args)
+        else:  # argument types, then keyword names (strings, never types: no key of one shape equals another's)
+            key = (*map(type, args), *kwargs, *map(type, kwargs.values()))
+            choice = self._choices.get(key)
         if choice is not None:
             entry, start, as_list = choice
             if start is None:
