@@ -155,7 +155,7 @@ def _method(packet):
         if not (type(self) is Tensor or isinstance(self, Tensor)):
             raise not_a_tensor(method.__name__, self)
         if not kwargs:  # the packet's own lookup, without its frame: argument types -> entry point
-            choice = choices.get((type(self), *map(type, args)))
+            choice = choices.get((type(self), *map(type, args)) if args else (type(self),))
             if choice is not None:
                 entry, start, as_list = choice
                 if start is None:

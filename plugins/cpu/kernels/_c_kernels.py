@@ -239,6 +239,8 @@ def _reduction(name: str, code: int):
 
 def _sum_all(self, dtype=None):
     """sum.default of a float32/float64 tensor without a dtype argument, in C (double accumulation)."""
+    if _c_path._level == _c_path.AUTO and native(self).size < _c_path.AUTO_MIN.get("prims::sum", math.inf):
+        return None  # the everyday small sum: no more tests
     if dtype is not None and dtype is not self.dtype:
         return None
     x = _contiguous(self)
