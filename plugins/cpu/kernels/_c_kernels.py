@@ -478,6 +478,8 @@ def with_c(name: str, fn):
 
     def kernel(*args, **kwargs):
         level = _c_path._level
+        if level is None:
+            level = _c_path.level()
         if level != _c_path.OFF and not (never_auto and level == _c_path.AUTO):
             r = c_fn(*args, **kwargs)
             if r is not None:

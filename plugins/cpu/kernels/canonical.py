@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import opweave
-from opweave.backends.kernel import Decline, is_wrapped_number, same_kind_binary
+from opweave.backends.kernel import Decline, cached_native, is_wrapped_number, same_kind_binary
 
 from .._backend import wrap_same
 from ._common import native, wrap
@@ -17,6 +17,7 @@ from ._quiet import quiet
 
 _FAST_DTYPES = frozenset({opweave.float32, opweave.float64})
 _LARGEST = {dtype: float(np.finfo(dtype.numpy).max) for dtype in _FAST_DTYPES}  # each dtype's largest finite value
+_SCALAR = {dtype: dtype.numpy.type for dtype in _FAST_DTYPES}  # its NumPy scalar type
 
 
 def _binary(name: str, ufunc, result_dtype=None):
@@ -50,20 +51,20 @@ def _scaled(name: str, ufunc, x, y, alpha, result_dtype):
     """``ufunc(x, y * alpha)`` for two same-shape tensors of one float dtype (the decomposition's ``mul``, then
     ``ufunc``), alpha a Python int or float the dtype holds."""
     dtype = x.dtype
+    kind = type(alpha)
+    shape = x.shape
+    largest = _LARGEST.get(dtype)
     if (
-        type(alpha) not in (int, float)
+        (kind is not int and kind is not float)
         or dtype is not y.dtype
-        or dtype not in _FAST_DTYPES
-        or x.shape != y.shape
-        or is_wrapped_number(x)
-        or is_wrapped_number(y)
+        or largest is None
+        or shape != y.shape
+        or (not shape and (is_wrapped_number(x) or is_wrapped_number(y)))  # a wrapped number is 0-dim
     ):
         raise Decline(f"{name}.Tensor: alpha with operands that are not two same-shape float32/float64 tensors")
-    scalar = dtype.numpy.type
-    largest = _LARGEST[dtype]
     if not -largest <= alpha <= largest:
         raise Decline(f"{name}.Tensor: alpha out of the dtype's finite range")
-    return wrap_same(quiet(_times_then, ufunc, native(x), native(y), scalar(alpha)), result_dtype or dtype)
+    return wrap_same(quiet(_times_then, ufunc, native(x), native(y), _SCALAR[dtype](alpha)), result_dtype or dtype)
 
 
 def _times_then(ufunc, a: np.ndarray, b: np.ndarray, alpha) -> np.ndarray:
@@ -80,9 +81,12 @@ def _binary_out(name: str, functional, ufunc=None):
         dtype = out.dtype
         alpha = rest[0] if len(rest) == 2 else 1
         if ufunc is not None and x.dtype is dtype and y.dtype is dtype and type(alpha) is int and alpha == 1:
-            target, a, b = native(out), native(x), native(y)
+            target, a, b = cached_native(out), cached_native(x), cached_native(y)  # None: not made yet
             if (
-                dtype in _FAST_DTYPES
+                target is not None
+                and a is not None
+                and b is not None
+                and dtype in _FAST_DTYPES
                 and a.shape == b.shape == target.shape
                 and target.flags.c_contiguous
                 and (a.ndim or not (is_wrapped_number(x) or is_wrapped_number(y)))  # a wrapped number is 0-dim
