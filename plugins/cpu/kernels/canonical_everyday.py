@@ -55,11 +55,12 @@ def _cat(tensors, dim=0):
     if ndim == 0 or not -ndim <= dim < ndim:
         raise Decline("cat: 0-dim tensor or dim out of range")
     axis = dim % ndim
+    rest = first[axis + 1 :]
     for a in arrays:
         shape = a.shape
-        if len(shape) != ndim or shape[:axis] != first[:axis] or shape[axis + 1 :] != first[axis + 1 :]:
+        if len(shape) != ndim or (axis and shape[:axis] != first[:axis]) or shape[axis + 1 :] != rest:
             raise Decline("cat: sizes differ outside the dim")
-    return wrap_same(np.concatenate(arrays, axis=axis), tensors[0].dtype)
+    return wrap_same(np.concatenate(arrays, axis), tensors[0].dtype)
 
 
 def _stack(tensors, dim=0):
