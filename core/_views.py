@@ -22,6 +22,8 @@ and every Dense kernel of the op and of the view prims on the CPU still the core
 
 from __future__ import annotations
 
+from typing import Any
+
 from . import _direct, _keys
 from ._dispatcher import DISPATCHER
 from ._state import local
@@ -64,9 +66,10 @@ def _direct_method(general, watch: _direct.Watch):
     state = _STATE
     dispatcher = DISPATCHER
 
-    def method(self, *args, **kwargs):
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
         if (
-            self._keys == _CPU
+            type(self) is Tensor  # not a subclass, nor a non-tensor called unbound (the general path's TypeError)
+            and self._keys == _CPU
             and self._ag is None
             and not kwargs
             and not (state.included or state.excluded or state.inference)
