@@ -3,9 +3,10 @@
 Every op runs on 16-element tensors (float32 unless the row says otherwise), so the
 figures measure the cost of one call (binding, dispatch, allocation), not arithmetic.
 PyTorch (if installed) and NumPy (where the op has a direct NumPy spelling) run in the
-same process, interleaved with opweave, so the ratios compare like with like on a busy
-machine. Prints microseconds per call, the ratio to PyTorch, the geometric mean and the
-largest ratio; asserts nothing. Run: ``python bench/dispatch.py [--quick] [FILTER ...]``.
+same process; opweave and PyTorch take turns (rounds of 200 calls each, the best round
+kept), so the ratios compare like with like on a busy machine. Prints microseconds per
+call, the ratio to PyTorch, the geometric mean and the largest ratio; asserts nothing.
+Run: ``python bench/dispatch.py [--quick] [FILTER ...]``.
 """
 
 from __future__ import annotations
@@ -70,9 +71,22 @@ BASKET = [
 
 def per_call(stmt: str, namespace: dict, number: int, repeat: int) -> float:
     """Best per-call time in microseconds over ``repeat`` runs of ``number`` calls."""
-    timer = timeit.Timer(stmt, globals=namespace)
-    timer.timeit(number=max(1, number // 10))  # warm up (first call of a signature)
-    return min(timer.repeat(repeat=repeat, number=number)) / number * 1e6
+    return interleaved(stmt, [namespace], number, repeat)[0]
+
+
+def interleaved(stmt: str, namespaces: list, number: int, repeat: int) -> list[float]:
+    """Best per-call time in microseconds of ``stmt`` in each namespace, the runs taking turns.
+
+    Each of ``repeat`` rounds runs ``number`` calls in every namespace in turn, so a burst of load
+    from other processes falls on all of them alike; the best round of each is kept."""
+    timers = [timeit.Timer(stmt, globals=ns) for ns in namespaces]
+    for timer in timers:
+        timer.timeit(number=max(1, number // 10))  # warm up (first call of a signature)
+    best = [math.inf] * len(timers)
+    for _ in range(repeat):
+        for i, timer in enumerate(timers):
+            best[i] = min(best[i], timer.timeit(number=number))
+    return [t / number * 1e6 for t in best]
 
 
 def namespace(lib, functional) -> dict:
@@ -111,7 +125,9 @@ def main(argv: list[str]) -> None:
     """Measure and print the table."""
     quick = "--quick" in argv
     filters = [a for a in argv if not a.startswith("--")]
-    number, repeat = (2000, 3) if quick else (10000, 5)
+    # short rounds: on a shared machine a round of a few ms is often cut by a 4 ms scheduler slice,
+    # which adds 4 ms / number to its per-call figure; many rounds of 0.2-2 ms leave some uncut
+    number, repeat = (200, 40) if quick else (200, 200)
     import opweave.nn.functional as owf
 
     ow_ns = namespace(opweave, owf)
@@ -130,10 +146,12 @@ def main(argv: list[str]) -> None:
     for name, stmt, np_stmt in BASKET:
         if filters and not any(f in name for f in filters):
             continue
-        t_ow = per_call(stmt, ow_ns, number, repeat)
+        if pt_ns is not None:
+            t_ow, t_pt = interleaved(stmt, [ow_ns, pt_ns], number, repeat)
+        else:
+            t_ow = per_call(stmt, ow_ns, number, repeat)
         line = f"{name:<22}{t_ow:>11.2f}"
         if pt_ns is not None:
-            t_pt = per_call(stmt, pt_ns, number, repeat)
             ratios.append((t_ow / t_pt, name))
             line += f"{t_pt:>10.2f}{t_ow / t_pt:>9.2f}x"
         else:

@@ -153,7 +153,10 @@ def make_entry(op, dispatch, factory_keys, cache: dict, declined) -> callable:
         body.append("        else:")
         body.append(f"            try: _returned = kernel({call_args})")
         body.append(f"            except _Decline as exc: _returned = _declined(_op, ks, {args_tuple}, exc)")
-        body.extend(f"        _c.bump_version({n})" for n in written)
+        for n in written:  # the storage's version counter, inline for a required tensor (its storage may be lazy)
+            optional = next(a.type.optional for a in schema.arguments if a.name == n)
+            bump = f"_c.bump_version({n})" if optional else f"({n}._st or {n}._storage).version += 1"
+            body.append("        " + bump)
         body.append(f"        return {wrap}_returned)")
     body.append("    except (ValueError, TypeError) as exc:")
     body.append("        new = _from_op(exc)")

@@ -34,7 +34,8 @@ def factory_keys(op, args) -> int:
         position = op._device_position = names.index("device") if "device" in names else -1
     value = args[position] if position >= 0 else None
     if value is None and _STATE.default_device is None:  # the everyday case: no device anywhere, the CPU
-        _backends.ensure_loaded("cpu", op.name)
+        if "cpu" not in _backends._ready:
+            _backends.ensure_loaded("cpu", op.name)
         return _DENSE | _keys.backend_bit("cpu")
     dev = as_device(value) if value is not None else get_default_device()
     _backends.ensure_loaded(dev.type, op.name)

@@ -94,6 +94,13 @@ def check_tensor(value, op: str, arg: str):
 
 def to_tensor_list(value, op: str, arg: str, elem_optional: bool, strict: bool):
     """A ``Tensor[]`` / ``Tensor?[]`` argument, returned as a tuple."""
+    kind = type(value)
+    if kind is list or kind is tuple:  # the everyday case: a list of tensors, taken as it is
+        for item in value:
+            if type(item) is not Tensor:
+                break
+        else:
+            return value if kind is tuple else tuple(value)
     if isinstance(value, Tensor) or not isinstance(value, (list, tuple)):
         _fail(value, op, arg, "a sequence of Tensors")
     out = []

@@ -19,7 +19,9 @@ one op clears that op's cache only; fallbacks and global modes clear every cache
 
 Resolution of one (layer L, backend B) slot yields its candidates in order:
 
-1. the kernel registered at (L, B), then the one at L for every backend;
+1. the kernel registered at (L, B), then the one at L for every backend; at Dense, B's own kernel
+   of a canonical op that has a decomposition (a direct kernel standing in for it) steps aside
+   while another source's Dense kernel of any prim on B is in force (see ``_replaced_prims``);
 2. at Dense: the op's CompositeExplicit kernel;
 3. B's boxed fallback for L, then L's fallback for every backend;
 4. at Dense and Quantized: the op's CompositeImplicit decomposition;
@@ -78,7 +80,7 @@ class Registration:
             return
         if not stack:
             del self._table[self._key]
-        if self._op is None:
+        if self._op is None or self._dispatcher.replaces_prim(self._op, self._key, self.kernel):
             self._dispatcher.invalidate()
         else:
             self._dispatcher.invalidate(self._op)
@@ -100,6 +102,7 @@ class Dispatcher:
         self.generation = 0  # bumped by restore(): derived state (autocast kernels) is recomputed
         self.plan_generation = 0  # bumped by every change of a table: per-signature plans are dropped
         self._caches: dict = {}  # op -> its cache dict (key set -> callable)
+        self._replaced: tuple = (-1, {})  # (plan_generation, {backend: whether a prim kernel is replaced})
         self._undefine = self.forget  # removes an op from the catalog's namespaces too, once ``_ops`` provides it
 
     # -- caches ---------------------------------------------------------------------------------
@@ -133,7 +136,21 @@ class Dispatcher:
         """Register ``fn`` for ``op`` at (layer, backend); ``backend=None`` means every backend."""
         if backend is not None:
             self.bits.bit(backend)
-        return self._push(self.kernels.setdefault(op, {}), (layer, backend), Kernel(fn, source, deterministic), op)
+        kernel = Kernel(fn, source, deterministic)
+        registration = self._push(self.kernels.setdefault(op, {}), (layer, backend), kernel, op)
+        if self.replaces_prim(op, (layer, backend), kernel):
+            self.invalidate()  # every direct kernel resolved on this backend steps aside now
+        return registration
+
+    def replaces_prim(self, op, key, kernel: Kernel) -> bool:
+        """Whether ``kernel`` at ``key`` = (layer, backend) is a Dense prim kernel from another source than the
+        core or the backend's own plugin (a user's re-registration)."""
+        if type(key) is not tuple:  # a CompositeExplicit kernel
+            return False
+        layer, backend = key
+        if layer is not Layer.Dense or getattr(op, "kind", None) != "prim" or kernel.source == "core":
+            return False
+        return backend is None or kernel.source != _backends.owner(backend)
 
     def register_deterministic(self, op, layer: Layer, backend, fn, source: str) -> Registration:
         """Register the kernel deterministic mode uses at (layer, backend) instead of a nondeterministic one."""
@@ -271,8 +288,10 @@ class Dispatcher:
         for key, where in (((layer, backend), backend), ((layer, None), "every backend")):
             stack = table.get(key)
             if stack:
-                own = key[1] is not None
                 kernel = stack[-1]
+                if key[1] is not None and self._steps_aside(op, layer, backend, kernel):
+                    continue  # the decomposition runs, calling the re-registered prim
+                own = key[1] is not None
                 note = "" if kernel.deterministic else " (registered nondeterministic)"
                 if deterministic and not kernel.deterministic:
                     kernel = self._deterministic_alternative(op, layer, backend, kernel)
@@ -306,6 +325,30 @@ class Dispatcher:
             if fb is not None:
                 why = f"Dense×{backend}: CPU fallback (the CPU kernel, with copies)"
                 yield self._finish(op, fb, layer, keyset), why
+
+    def _steps_aside(self, op, layer: Layer, backend, kernel: Kernel) -> bool:
+        """Whether ``kernel``, the backend's own Dense kernel of a canonical op with a decomposition, stands in
+        for prims of which another source's kernel is in force (it would bypass them)."""
+        if layer is not Layer.Dense or op.kind == "prim" or op.decomposition is None or backend is None:
+            return False
+        return kernel.source == _backends.owner(backend) and self._replaced_prims(backend)
+
+    def _replaced_prims(self, backend) -> bool:
+        """Whether any prim's Dense kernel in force on ``backend`` replaces the core's or the backend's own."""
+        generation, found = self._replaced
+        if generation != self.plan_generation:
+            found = {}
+            self._replaced = (self.plan_generation, found)
+        replaced = found.get(backend)
+        if replaced is None:
+            replaced = found[backend] = any(
+                stack and self.replaces_prim(op, key, stack[-1])
+                for op, table in self.kernels.items()
+                if op.kind == "prim"
+                for key in ((Layer.Dense, backend), (Layer.Dense, None))
+                for stack in (table.get(key),)
+            )
+        return replaced
 
     def _deterministic_alternative(self, op, layer: Layer, backend, kernel: Kernel) -> Kernel:
         table = self.deterministic.get(op, {})

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _backends, _dtype
+from . import _backends, _dtype, _views
 from ._device import as_device
 from ._device import device as _device_cls
 from ._indexing import __getitem__, __setitem__
@@ -156,7 +156,7 @@ def _method(packet):
         if not (type(self) is Tensor or isinstance(self, Tensor)):
             raise not_a_tensor(method.__name__, self)
         if not kwargs:  # the packet's own lookup, without its frame: argument types -> entry point
-            choice = choices.get((type(self), *map(type, args)))
+            choice = choices.get((type(self), *map(type, args)) if args else (type(self),))
             if choice is not None:
                 entry, start, as_list = choice
                 if start is None:
@@ -221,6 +221,7 @@ def install(namespace: dict) -> None:
         if dunder in _CLASS_GUARDED:
             guard(Tensor, dunder)
     Tensor.__hash__ = object.__hash__
+    _views.install(Tensor)
 
 
 # -- data access ----------------------------------------------------------

@@ -142,13 +142,15 @@ class OpPacket:
             raise AttributeError(f"op '{self.name}' has no overload '{overload}'") from None
 
     def __call__(self, *args, **kwargs):
-        # argument types (and keyword names) -> overload; a call without keywords keys on a tuple of types only
-        key = (
-            (tuple(kwargs), tuple(map(type, args)), tuple(map(type, kwargs.values())))
-            if kwargs
-            else tuple(map(type, args))
-        )
-        choice = self._choices.get(key)
+        # argument types (and keyword names) -> overload
+        if not kwargs:  # the everyday call: a tuple of types; no keywords to pass on
+            key = tuple(map(type, args))
+            choice = self._choices.get(key)
+            if choice is not None and choice[1] is None:
+                return choice[0](*args)
+        else:  # argument types, then keyword names (strings, never types: no key of one shape equals another's)
+            key = (*map(type, args), *kwargs, *map(type, kwargs.values()))
+            choice = self._choices.get(key)
         if choice is not None:
             entry, start, as_list = choice
             if start is None:
@@ -311,9 +313,11 @@ class _Namespace:
 
     def __getattr__(self, name: str) -> OpPacket:
         try:
-            return self._packets[name]
+            packet = self._packets[name]
         except KeyError:
             raise AttributeError(f"no operator named '{self._name}{name}'") from None
+        self.__dict__[name] = packet  # later lookups skip this method (``undefine`` takes it out again)
+        return packet
 
     def __dir__(self):
         return sorted(self._packets)
@@ -361,6 +365,7 @@ def undefine(op: OpOverload) -> None:
         packet._single = None
         if not packet.overloads:
             del space._packets[op.schema.name]
+            space.__dict__.pop(op.schema.name, None)
     DISPATCHER.forget(op)
 
 

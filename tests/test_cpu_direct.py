@@ -129,8 +129,12 @@ def test_cat_and_stack_direct_kernels_match_decomposition(dtype, ndim, dim, coun
         tensors.append(t)
     same(ops.cat.default(tensors, dim), ops.cat.default.decomposition(tensors, dim))
     equal = [opweave.tensor(data.draw(values(dtype, shape))) for _ in range(count)]
-    for d in (dim, -1, ndim):
+    for d in (dim, -1, ndim, 0):
         same(ops.stack.default(equal, d), ops.stack.default.decomposition(equal, d))
+    np.testing.assert_array_equal(ops.stack.default(equal, 0).numpy(), np.stack([t.numpy() for t in equal]))
+    scalars = [opweave.tensor(data.draw(values(dtype, ()))) for _ in range(count)]  # 0-dim: stacked, not joined
+    for d in (0, -1):
+        same(ops.stack.default(scalars, d), ops.stack.default.decomposition(scalars, d))
 
 
 @given(st.sampled_from(DTYPES), hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4), st.data())

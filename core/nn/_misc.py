@@ -287,6 +287,8 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """``exp(input) / sum(exp(input))`` along ``dim`` (None: PyTorch's implicit dim, with a warning)."""
     if dim is None:
         dim = _softmax_dim("softmax", input.ndim, _stacklevel)
+    if dtype is None:  # positional only: the op's cached overload choice without keyword matching
+        return canonical.softmax(input, dim)
     return canonical.softmax(input, dim, dtype=dtype)
 
 
@@ -302,6 +304,8 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """``input - logsumexp(input)`` along ``dim`` (None: PyTorch's implicit dim, with a warning)."""
     if dim is None:
         dim = _softmax_dim("log_softmax", input.ndim, _stacklevel)
+    if dtype is None:  # positional only: the op's cached overload choice without keyword matching
+        return canonical.log_softmax(input, dim)
     return canonical.log_softmax(input, dim, dtype=dtype)
 
 

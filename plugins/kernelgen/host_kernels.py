@@ -150,6 +150,10 @@ static void ow_softmax_row_$S(const $T *restrict x, $T *restrict y, long n, int 
 /* softmax / log_softmax of x viewed as (outer, n, inner) along n; y may not alias x */
 void ow_softmax_$S(const $T *x, $T *y, long outer, long n, long inner, int log_) {
     int nt = ow_threads(outer * n * inner);
+    if (inner == 1 && nt == 1) {  /* no parallel region at all: entering one costs more than a tiny softmax */
+        for (long o = 0; o < outer; o++) ow_softmax_row_$S(x + o * n, y + o * n, n, log_);
+        return;
+    }
     if (inner == 1) {
         #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
         for (long o = 0; o < outer; o++) ow_softmax_row_$S(x + o * n, y + o * n, n, log_);

@@ -15,6 +15,7 @@ import numpy as np
 import opweave
 from opweave.backends.kernel import Decline, is_wrapped_number
 
+from .._backend import wrap_same
 from . import _c_path
 from ._common import native, wrap
 
@@ -238,6 +239,8 @@ def _reduction(name: str, code: int):
 
 def _sum_all(self, dtype=None):
     """sum.default of a float32/float64 tensor without a dtype argument, in C (double accumulation)."""
+    if _c_path._level == _c_path.AUTO and native(self).size < _c_path.AUTO_MIN.get("prims::sum", math.inf):
+        return None  # the everyday small sum: no more tests
     if dtype is not None and dtype is not self.dtype:
         return None
     x = _contiguous(self)
@@ -267,22 +270,58 @@ def _var(inp, dims, correction, output_dtype=None):
 
 
 def _softmax(name: str, log: bool, internal: bool):
-    def kernel(self, dim, third=None):
-        converts = bool(third) if internal else third is not None and third is not self.dtype
-        if converts or not isinstance(dim, int) or not -self.ndim <= dim < max(self.ndim, 1):
-            return None
-        x = _contiguous(self)
-        if x is None or x.ndim == 0 or not _taken(name, x.size):
-            return None
-        d = dim % x.ndim
-        lib = _c_path.library()
-        y = np.empty_like(x)
-        outer, n, inner = math.prod(x.shape[:d]), x.shape[d], math.prod(x.shape[d + 1 :])
-        getattr(lib, "ow_softmax_" + _CTYPE[x.dtype][1])(_addr(x), _addr(y), outer, n, inner, int(log))
-        return wrap(y, self.dtype)
+    suffix = {_F32: "ow_softmax_f32", _F64: "ow_softmax_f64"}
+    found = {}  # NumPy dtype -> the library's function (looked up once)
 
-    kernel.__name__ = f"c_{name}"
-    kernel.__doc__ = f"{name} along one dim of a float32/float64 tensor in C (one row per pass)."
+    def in_front_of(fallback):
+        """The C kernel, running ``fallback`` (None: returning None) where it does not take the call."""
+
+        def kernel(self, dim, third=None):
+            # a tiny softmax is mostly this function's own cost (one C call does the maths): one frame, few tests
+            x = native(self)
+            fn = suffix.get(x.dtype)
+            nd = x.ndim
+            level = _c_path._level
+            if level is None:
+                level = _c_path.level()
+            least = _c_path.AUTO_MIN.get(name)
+            run = found.get(x.dtype)
+            if run is None and fn is not None and level != _c_path.OFF:
+                lib = _c_path._library or _c_path.library()
+                if lib is not None:
+                    run = found[x.dtype] = getattr(lib, fn)
+            if (
+                run is None
+                or (third is not None and (bool(third) if internal else third is not self.dtype))
+                or type(dim) is not int
+                or not nd
+                or not -nd <= dim < nd
+                or not x.size
+                or not x.flags.c_contiguous
+                or level == _c_path.OFF
+                or (level == _c_path.AUTO and (least is None or x.size < least))
+            ):
+                return None if fallback is None else fallback(self, dim, third)
+            shape = x.shape
+            d = dim % nd
+            y = np.empty_like(x)
+            pointer = _c_path.pointer
+            n = shape[d]
+            if d == nd - 1:
+                run(pointer(x), pointer(y), x.size // n, n, 1, log)
+            else:
+                run(pointer(x), pointer(y), math.prod(shape[:d]), n, math.prod(shape[d + 1 :]), log)
+            return wrap_same(y, self.dtype)
+
+        if fallback is None:
+            kernel.__name__ = f"c_{name}"
+            kernel.__doc__ = f"{name} along one dim of a float32/float64 tensor in C (one row per pass)."
+        else:
+            kernel.__name__, kernel.__doc__, kernel.__wrapped__ = fallback.__name__, fallback.__doc__, fallback
+        return kernel
+
+    kernel = in_front_of(None)
+    kernel.in_front_of = in_front_of
     return kernel
 
 
@@ -431,12 +470,16 @@ def with_c(name: str, fn):
     c_fn = C_KERNELS.get(name)
     if c_fn is None:
         return fn
+    if hasattr(c_fn, "in_front_of"):  # a C kernel that runs ``fn`` itself when it does not take the call
+        return c_fn.in_front_of(fn)
 
     # a C kernel that ``auto`` never takes costs the default path nothing (tiny ``a * 2.0`` stays at NumPy's cost)
     never_auto = hasattr(c_fn, "auto_name") and c_fn.auto_name not in _c_path.AUTO_MIN
 
     def kernel(*args, **kwargs):
         level = _c_path._level
+        if level is None:
+            level = _c_path.level()
         if level != _c_path.OFF and not (never_auto and level == _c_path.AUTO):
             r = c_fn(*args, **kwargs)
             if r is not None:

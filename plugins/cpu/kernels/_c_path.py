@@ -17,6 +17,7 @@ NumPy and :func:`describe` says why.
 
 from __future__ import annotations
 
+import ctypes
 import threading
 
 from . import _onednn_path
@@ -33,8 +34,8 @@ AUTO_MIN = {
     "prims::amax": 1 << 14,
     "prims::amin": 1 << 14,
     "prims::var": 1 << 12,
-    "softmax": 1 << 10,
-    "log_softmax": 1 << 10,
+    "softmax": 1,
+    "log_softmax": 1,
     "layer_norm": 1 << 18,
     "rms_norm": 1 << 10,
     "cross_entropy_loss": 1 << 10,
@@ -48,12 +49,37 @@ _lock = threading.Lock()
 _level: int | None = None
 _reason = ""
 _library = None
+_pointer = None  # ``pointer(a)``: the address of a C-contiguous array's first byte as a cffi intptr_t
 
 
 def _load():
+    global _pointer
     from opweave_kernelgen.host_kernels import load
 
-    return load()[1]
+    ffi, lib = load()
+    backend = ffi._backend  # cffi's C module: ffi.cast and ffi.from_buffer are Python wrappers around it
+    cast, from_buffer = backend.cast, backend.from_buffer
+    intptr, chars = ffi.typeof("intptr_t"), ffi.typeof("char[]")
+    addressof, char_at = ctypes.addressof, ctypes.c_char.from_buffer
+
+    def pointer(a):
+        try:  # ctypes gives the address of a writable buffer as an int, a little faster than cffi
+            return addressof(char_at(a))
+        except TypeError:  # read-only
+            return int(cast(intptr, from_buffer(chars, a, False)))  # an int: a cdata argument converts slower
+
+    pointer.__doc__ = globals()["pointer"].__doc__
+    _pointer = pointer
+    globals()["pointer"] = pointer  # callers read ``_c_path.pointer``: the closure itself from now on
+    return lib
+
+
+def pointer(a):
+    """The address of C-contiguous array ``a``'s first byte (an int), for an ``intptr_t`` argument of the library.
+
+    Cheaper than ``a.__array_interface__["data"][0]`` (no dict is built); only valid once
+    :func:`library` returned the library."""
+    return _pointer(a)
 
 
 def level() -> int:

@@ -15,17 +15,14 @@ import threading
 import numpy as np
 
 _inside = contextvars.ContextVar("opweave_cpu_quiet", default=False)
-_contexts: dict = {}  # thread id -> that thread's quiet context
-_ident = threading.get_ident
+_thread = threading.local()  # ``ctx``: this thread's quiet context (it goes with its thread)
 
 
 def _context() -> contextvars.Context:
     with np.errstate(all="ignore"):
         ctx = contextvars.copy_context()
     ctx.run(_inside.set, True)
-    if len(_contexts) > 256:  # threads come and go: forget the old ones' contexts
-        _contexts.clear()
-    _contexts[_ident()] = ctx
+    _thread.ctx = ctx
     return ctx
 
 
@@ -33,7 +30,8 @@ def quiet(fn, *args):
     """``fn(*args)`` with NumPy's floating-point warnings off (overflow, 0/0, invalid)."""
     if _inside.get():
         return fn(*args)
-    ctx = _contexts.get(_ident())
-    if ctx is None:
+    try:
+        ctx = _thread.ctx
+    except AttributeError:
         ctx = _context()
     return ctx.run(fn, *args)

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 import opweave
-from opweave.backends.kernel import Decline, is_wrapped_number, same_kind_binary
+from opweave.backends.kernel import Decline, cached_native, is_wrapped_number, same_kind_binary
 
 from .._backend import wrap_same
 from ._common import native, wrap
 from ._quiet import quiet
 
 _FAST_DTYPES = frozenset({opweave.float32, opweave.float64})
+_LARGEST = {dtype: float(np.finfo(dtype.numpy).max) for dtype in _FAST_DTYPES}  # each dtype's largest finite value
+_SCALAR = {dtype: dtype.numpy.type for dtype in _FAST_DTYPES}  # its NumPy scalar type
 
 
 def _binary(name: str, ufunc, result_dtype=None):
@@ -49,19 +51,20 @@ def _scaled(name: str, ufunc, x, y, alpha, result_dtype):
     """``ufunc(x, y * alpha)`` for two same-shape tensors of one float dtype (the decomposition's ``mul``, then
     ``ufunc``), alpha a Python int or float the dtype holds."""
     dtype = x.dtype
+    kind = type(alpha)
+    shape = x.shape
+    largest = _LARGEST.get(dtype)
     if (
-        type(alpha) not in (int, float)
+        (kind is not int and kind is not float)
         or dtype is not y.dtype
-        or dtype not in _FAST_DTYPES
-        or x.shape != y.shape
-        or is_wrapped_number(x)
-        or is_wrapped_number(y)
+        or largest is None
+        or shape != y.shape
+        or (not shape and (is_wrapped_number(x) or is_wrapped_number(y)))  # a wrapped number is 0-dim
     ):
         raise Decline(f"{name}.Tensor: alpha with operands that are not two same-shape float32/float64 tensors")
-    scalar = dtype.numpy.type
-    if not -float(np.finfo(scalar).max) <= alpha <= float(np.finfo(scalar).max):
+    if not -largest <= alpha <= largest:
         raise Decline(f"{name}.Tensor: alpha out of the dtype's finite range")
-    return wrap_same(quiet(_times_then, ufunc, native(x), native(y), scalar(alpha)), result_dtype or dtype)
+    return wrap_same(quiet(_times_then, ufunc, native(x), native(y), _SCALAR[dtype](alpha)), result_dtype or dtype)
 
 
 def _times_then(ufunc, a: np.ndarray, b: np.ndarray, alpha) -> np.ndarray:
@@ -71,19 +74,22 @@ def _times_then(ufunc, a: np.ndarray, b: np.ndarray, alpha) -> np.ndarray:
 def _binary_out(name: str, functional, ufunc=None):
     """The ``out=`` kernel of a binary op: ``functional``'s result copied into ``out`` when ``out`` is a
     C-contiguous tensor of the result's dtype and shape sharing no memory with the operands. Two same-shape
-    tensors of ``out``'s float32/float64 dtype (no alpha) are computed by ``ufunc`` straight into ``out``."""
+    tensors of ``out``'s float32/float64 dtype (alpha 1) are computed by ``ufunc`` straight into ``out``."""
 
-    def kernel(x, y, *rest):
+    def kernel(x, y, *rest):  # (alpha, out) or (out,): mul and div have no alpha
         out = rest[-1]
         dtype = out.dtype
-        plain = len(rest) == 1 or (type(rest[0]) is int and rest[0] == 1)  # no alpha, or alpha 1
-        if ufunc is not None and plain and x.dtype is dtype and y.dtype is dtype and dtype in _FAST_DTYPES:
-            target, a, b = native(out), native(x), native(y)
+        alpha = rest[0] if len(rest) == 2 else 1
+        if ufunc is not None and x.dtype is dtype and y.dtype is dtype and type(alpha) is int and alpha == 1:
+            target, a, b = cached_native(out), cached_native(x), cached_native(y)  # None: not made yet
             if (
-                a.shape == b.shape == target.shape
+                target is not None
+                and a is not None
+                and b is not None
+                and dtype in _FAST_DTYPES
+                and a.shape == b.shape == target.shape
                 and target.flags.c_contiguous
-                and not is_wrapped_number(x)
-                and not is_wrapped_number(y)
+                and (a.ndim or not (is_wrapped_number(x) or is_wrapped_number(y)))  # a wrapped number is 0-dim
                 and not np.may_share_memory(target, a)
                 and not np.may_share_memory(target, b)
             ):
@@ -120,7 +126,8 @@ def _sum(self, dtype=None):
     """sum.default for float32/float64 without a dtype argument (else the decomposition)."""
     own = self.dtype
     if dtype is None and own in _FAST_DTYPES:
-        return wrap(np.asarray(native(self).sum(), own.numpy), own)
+        x = native(self)
+        return wrap_same(np.asarray(np.add.reduce(x, None)), own)  # what ndarray.sum() runs
     raise Decline("not float32/float64, or a dtype argument")
 
 
@@ -152,7 +159,7 @@ def _inplace(name: str, ufunc):
         else:
             raise Decline(f"{name}: not a Python number or a same-dtype same-shape tensor apart from self")
         if type(operand) is not np.ndarray:
-            largest = float(np.finfo(x.dtype).max)
+            largest = _LARGEST[dtype]
             if not -largest <= operand <= largest:
                 raise Decline(f"{name}: a number out of the dtype's finite range")
         quiet(ufunc, x, operand, x)
@@ -167,7 +174,7 @@ def _max(self):
     own = self.dtype
     a = native(self)
     if own in _FAST_DTYPES and a.size:
-        return wrap_same(np.asarray(np.maximum.reduce(a, tuple(range(a.ndim)))), own)  # the amax prim's axes
+        return wrap_same(np.asarray(np.maximum.reduce(a, None)), own)  # every axis, as the amax prim's
     raise Decline("not a non-empty float32/float64 tensor")
 
 

@@ -30,6 +30,7 @@ from ._common import native
 from ._quiet import quiet
 
 _FLOATS = frozenset({opweave.float32, opweave.float64})
+_LARGEST = {dtype: float(np.finfo(dtype.numpy).max) for dtype in _FLOATS}  # each float dtype's largest finite value
 
 
 def _same_layout_natives(tensors, what: str) -> list:
@@ -54,11 +55,12 @@ def _cat(tensors, dim=0):
     if ndim == 0 or not -ndim <= dim < ndim:
         raise Decline("cat: 0-dim tensor or dim out of range")
     axis = dim % ndim
+    rest = first[axis + 1 :]
     for a in arrays:
         shape = a.shape
-        if len(shape) != ndim or shape[:axis] != first[:axis] or shape[axis + 1 :] != first[axis + 1 :]:
+        if len(shape) != ndim or (axis and shape[:axis] != first[:axis]) or shape[axis + 1 :] != rest:
             raise Decline("cat: sizes differ outside the dim")
-    return wrap_same(np.concatenate(arrays, axis=axis), tensors[0].dtype)
+    return wrap_same(np.concatenate(arrays, axis), tensors[0].dtype)
 
 
 def _stack(tensors, dim=0):
@@ -66,9 +68,14 @@ def _stack(tensors, dim=0):
     arrays = _same_layout_natives(tensors, "stack")
     first = arrays[0].shape
     ndim = len(first) + 1
-    if not -ndim <= dim < ndim or any(a.shape != first for a in arrays):
-        raise Decline("stack: shapes differ or dim out of range")
+    if not -ndim <= dim < ndim:
+        raise Decline("stack: dim out of range")
+    for a in arrays:
+        if a.shape != first:
+            raise Decline("stack: shapes differ")
     axis = dim % ndim
+    if axis == 0 and first:  # np.stack's result, from one C call (0-dim arrays do not concatenate)
+        return wrap_same(np.concatenate(arrays).reshape((len(arrays), *first)), tensors[0].dtype)
     expanded = (*first[:axis], 1, *first[axis:])
     return wrap_same(np.concatenate([a.reshape(expanded) for a in arrays], axis=axis), tensors[0].dtype)  # np.stack
 
@@ -106,7 +113,7 @@ def _bound(value, dtype):
     kind = type(value)
     if kind is not int and kind is not float:
         raise Decline("clamp: a bound that is not a Python int or float")
-    largest = float(np.finfo(dtype.numpy).max)
+    largest = _LARGEST[dtype]
     if not -largest <= value <= largest:  # NaN, inf or out of the dtype's range: the decomposition
         raise Decline("clamp: a bound out of the dtype's finite range")
     return value
@@ -203,9 +210,15 @@ def _full(shape, fill: int, dtype) -> np.ndarray:
 
 def _filled(fill: int, what: str):
     def factory(size, dtype=None, layout=None, device=None, pin_memory=None):
-        dtype = _plain(dtype or opweave.get_default_dtype(), layout, pin_memory, what, device)
-        if size and min(size) < 0:
-            raise Decline(f"{what}: a negative size")
+        if dtype is None:
+            dtype = opweave.get_default_dtype()
+        if layout is not None or pin_memory or device is not None or dtype.is_quantized or dtype.is_float8:
+            dtype = _plain(dtype, layout, pin_memory, what, device)  # declines all but a CPU device
+        for n in size:
+            if n < 0:
+                raise Decline(f"{what}: a negative size")
+        if fill == 0:
+            return wrap_same(np.zeros(size, dtype.numpy), dtype)
         return wrap_same(_full(size, fill, dtype.numpy), dtype)
 
     factory.__doc__ = f"{what} of a plain dtype on the CPU (else the decomposition)."

@@ -121,12 +121,14 @@ all_ = _logical(np.all)
 
 
 def _arg(fn):
+    method = getattr(np.ndarray, fn.__name__)  # what ``fn`` calls, without its Python wrapper
+
     def kernel(inp, dim):
         x = computable(inp)
         if dim is None or x.ndim == 0:
-            r = fn(x.reshape(-1))
+            r = method(x.reshape(-1))
         else:
-            r = fn(x, axis=dim % x.ndim)
+            r = method(x, dim % x.ndim)
         return wrap(np.asarray(r, np.int64), opweave.int64)
 
     kernel.__doc__ = f"NumPy's {fn.__name__}: first extreme wins and NaN counts as the extreme, as in torch."
