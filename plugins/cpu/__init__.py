@@ -16,7 +16,9 @@ from ._backend import BACKEND
 def opweave_register(registry):
     """Declare the CPU backend and register its kernels."""
     from .kernels import register_all
+    from .kernels._quiet import silence_direct_kernel_warnings
 
+    silence_direct_kernel_warnings()
     registry.backend(BACKEND)
     registry.device_module(BACKEND.name, device_module)
     register_all(registry)

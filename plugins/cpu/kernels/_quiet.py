@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
+import warnings
 
 import numpy as np
 
@@ -35,3 +36,24 @@ def quiet(fn, *args):
     except AttributeError:
         ctx = _context()
     return ctx.run(fn, *args)
+
+
+#: The modules whose NumPy calls run without :func:`quiet`: the direct kernels built by the core's
+#: ``opweave.backends.kernel`` helpers and this plugin's own.
+_DIRECT_KERNEL_MODULES = r"(opweave\.backends\.kernel|opweave_cpu\.)"
+
+
+def silence_direct_kernel_warnings() -> None:
+    """Turn off NumPy's floating-point RuntimeWarnings raised inside the CPU's kernels (PyTorch is silent).
+
+    The direct kernels (``a + b``, ``a * 2.0``...) call NumPy ufuncs without :func:`quiet`, which would cost a
+    third of a tiny ``a + b``; a warnings filter scoped to the kernels' modules costs nothing until a warning
+    fires. NumPy code of the user's still warns; filters the user adds later (``simplefilter("error")``)
+    come first, as the warnings module orders them.
+    """
+    warnings.filterwarnings(
+        "ignore",
+        message=r"(invalid value|overflow|divide by zero|underflow) encountered",
+        category=RuntimeWarning,
+        module=_DIRECT_KERNEL_MODULES,
+    )
