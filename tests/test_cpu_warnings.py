@@ -14,7 +14,11 @@ inf = float("inf")
 a, b = ow.tensor([inf, 1.0, 0.0]), ow.tensor([inf, 0.0, 0.0])
 results = [a - b, a + (-b), a * 0.0, a / b, b / b, ow.tensor([3e38]) * 10, ow.tensor([3e38]) + 3e38,
            ow.exp(ow.tensor([1000.0])), ow.log(b), a.sum(), (a - a).mean(), ow.sqrt(ow.tensor([-1.0])),
-           ow.tensor([inf], dtype=ow.float16) - ow.tensor([inf], dtype=ow.float16)]
+           ow.tensor([inf], dtype=ow.float16) - ow.tensor([inf], dtype=ow.float16),
+           ow.add(a, -b, alpha=2), ow.sub(a, b, out=ow.empty(3)), ow.add(a, ow.tensor([1, 2, 3]))]
+o = ow.empty(3)
+ow.mul(a, b * 0, out=o)
+a -= b
 assert np.isnan(results[0].numpy()[0]) and results[3].numpy()[1] == inf
 print("USER", np.float64(1.0) / np.float64(0.0))
 """
