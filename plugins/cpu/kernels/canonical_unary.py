@@ -10,9 +10,11 @@ Any other dtype (integers promote, 16-bit floats compute in float32) declines.
 
 from __future__ import annotations
 
+import numpy as np
 import opweave
 from opweave.backends.kernel import Decline
 
+from .._backend import wrap_same
 from ._common import native
 from ._elementwise import owned
 from ._quiet import quiet
@@ -34,7 +36,10 @@ def _direct(name: str):
         if dtype is not _F32 and dtype is not _F64:
             raise Decline(f"{name}: not float32/float64 (the decomposition promotes or widens)")
         a = native(self)
-        return owned(quiet(fn, a), dtype, (a,))
+        r = quiet(fn, a)
+        if type(r) is np.ndarray and r.base is None and r is not a and r.dtype is a.dtype:
+            return wrap_same(r, dtype)  # a fresh array of the right dtype: nothing to copy or convert
+        return owned(r, dtype, (a,))
 
     kernel.__name__ = name
     kernel.__doc__ = f"{name} of a float32/float64 tensor: the CPU's prims::{name} function on its view."
