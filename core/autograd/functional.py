@@ -319,7 +319,7 @@ def jacobian(
                     rows[j].append(g)
             jac.append(
                 tuple(
-                    (stack(r, dim=0) if r else zeros_like(inp).reshape(0, *inp.shape)).reshape(*out.shape, *inp.shape)
+                    (stack(r, dim=0) if r else inp.new_zeros((0, *inp.shape))).reshape((*out.shape, *inp.shape))
                     for r, inp in zip(rows, ins)
                 )
             )
