@@ -248,7 +248,7 @@ def jvp(
         is_outputs_tuple, outs = _as_tuple(func(*ins), "outputs of the user-provided function", "jvp")
         _check_requires_grad(outs, "outputs", strict)
         # g(u) is linear in u, so u's value does not matter (zeros: finite, no nan/inf).
-        us = tuple(zeros_like(o, requires_grad=True) for o in outs)
+        us = tuple(zeros_like(o).requires_grad_() for o in outs)
         grad_inputs = _autograd_grad(outs, ins, us, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict)
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
@@ -420,7 +420,7 @@ def hvp(
         _scalar_output("hvp", outs, is_outputs_tuple)
         jac = _autograd_grad(outs, ins, create_graph=True)
         _check_requires_grad(jac, "jacobian", strict)
-        us = tuple(zeros_like(inp, requires_grad=True) for inp in ins)
+        us = tuple(zeros_like(inp).requires_grad_() for inp in ins)
         double_back = _autograd_grad(jac, ins, us, create_graph=True)
         _check_requires_grad(jac, "hessian", strict)
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
