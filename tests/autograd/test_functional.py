@@ -278,6 +278,30 @@ def test_results_are_detached_and_inputs_untouched_without_create_graph():
     assert w.grad is None
 
 
+@given(data=st.data(), m=st.integers(2, 3), n=st.integers(2, 3))
+def test_transposed_inputs_and_float32(data, m, n):
+    # a non-contiguous (transposed) input: the Jacobian of X ↦ sin(X)·X² still has X's (logical) layout
+    x = data.draw(values((n, m)))
+    xt = t64(x).t()
+    assert not xt.is_contiguous()
+    close(AF.jacobian(sinx2, xt), np.diag(d_sinx2(x.T).reshape(-1)).reshape((m, n, m, n)))
+    # float32 in, float32 out; tolerances of float32 arithmetic
+    x32 = ow.tensor(x.astype(np.float32))
+    out, res = AF.jvp(sinx2, x32, ow.ones_like(x32))
+    assert out.dtype == ow.float32 and res.dtype == ow.float32
+    np.testing.assert_allclose(res.numpy(), d_sinx2(x.astype(np.float32).astype(np.float64)), rtol=1e-5, atol=1e-5)
+
+
+def test_empty_outputs_and_inputs():
+    x = t64([1.0, 2.0])
+    jac = AF.jacobian(lambda x: x[:0] * 2, x)
+    assert tuple(jac.shape) == (0, 2)
+    e = ow.zeros(0, dtype=ow.float64)
+    assert tuple(AF.jacobian(lambda e: e * 2, e).shape) == (0, 0)
+    out, res = AF.jvp(lambda e: e * 2, e, e)
+    assert tuple(res.shape) == (0,)
+
+
 # ----------------------------------------------------------------------------- create_graph
 
 
@@ -347,6 +371,9 @@ def test_strict_errors_word_for_word():
     with pytest.raises(RuntimeError, match=r"^While computing the hessian, found that the jacobian"):
         AF.hvp(lambda x: (x * 3).sum(), x, x, strict=True)
     close(AF.hvp(lambda x: (x * 3).sum(), x, x)[1], [0.0, 0.0])
+    with pytest.raises(RuntimeError, match=r"^The hessian of the user-provided function is independent of input 0\. "):
+        AF.hvp(lambda x: (x * x).sum(), x, x, create_graph=True, strict=True)
+    assert not x.requires_grad and not y.requires_grad  # failing calls leave the inputs as they were
 
 
 def test_argument_errors():
