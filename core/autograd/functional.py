@@ -175,7 +175,10 @@ def _fill_in_zeros(
     return tuple(res)
 
 
-def _prepare_v(v: Any, refs: tuple[Tensor, ...], is_refs_tuple: bool, create_graph: bool, fn: str, none_msg: str):
+def _prepare_v(
+    v: Any, refs: tuple[Tensor, ...], is_refs_tuple: bool, create_graph: bool, fn: str, none_msg: str
+) -> tuple[Tensor, ...] | None:
+    """``v`` as a tuple matching ``refs`` in number and sizes; None is allowed for a single one-element ref."""
     if v is None:
         if len(refs) != 1 or refs[0].nelement() != 1:
             raise RuntimeError(none_msg)
