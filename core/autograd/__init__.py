@@ -72,3 +72,12 @@ def grad(
 def _install(namespace: dict) -> None:
     """Attach the Tensor API (``requires_grad=`` on factories is in their generated entry points)."""
     _tensor_api.install()
+
+
+def __getattr__(name: str):
+    """Load ``opweave.autograd.functional`` on first use (keeps ``import opweave`` fast)."""
+    if name == "functional":
+        import importlib
+
+        return importlib.import_module(".functional", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
