@@ -622,6 +622,34 @@ ERRORS = [
 ]
 
 
+@pytest.mark.parametrize("dims", [(), []])
+def test_permute_of_a_0dim_tensor_is_a_0dim_view(dims):
+    # PyTorch: ``torch.tensor(1.).permute(())`` and ``torch.permute(t, [])`` are 0-dim views of ``t``
+    t = ow.tensor(2.5)
+    for got in (t.permute(dims), ow.permute(t, dims), ops.permute.default(t, dims)):
+        assert got.shape == () and got.stride() == ()
+        assert got._base is t and got.data_ptr() == t.data_ptr()
+        assert got.item() == 2.5
+
+
+def test_permute_validates_dims_as_pytorch_does():
+    # PyTorch 2.x: ``t.permute()`` is a TypeError (``dims`` is required, also for a 0-dim tensor); a wrong
+    # count or a repeated dim is a RuntimeError; a dim out of range is an IndexError
+    with pytest.raises(TypeError, match="dims"):
+        ow.tensor(1.0).permute()
+    with pytest.raises(RuntimeError, match="number of dims"):
+        ow.zeros([2, 3]).permute(0)
+    with pytest.raises(RuntimeError, match="number of dims"):
+        ow.tensor(1.0).permute(0)
+    with pytest.raises(RuntimeError, match="multiple times"):
+        ow.zeros([2, 3]).permute(1, 1)
+    with pytest.raises(IndexError, match="out of range"):
+        ow.zeros([2, 3]).permute(0, 2)
+    with pytest.raises(IndexError, match="out of range"):
+        ow.zeros([2, 3]).permute(-3, 0)
+    assert ow.zeros([2, 3]).permute(-1, -2).shape == (3, 2)
+
+
 @pytest.mark.parametrize(("fn", "exc", "match"), ERRORS)
 def test_errors(fn, exc, match):
     with pytest.raises(exc, match=match):
