@@ -129,6 +129,9 @@ def schema_signatures(schema, *, method: bool) -> list[str]:
         default = " = ..." if a.has_default and i > last_required else ""
         params.append(f"{_name(a.name)}: {arg_type(a.type)}{default}")
     tail = [f"{_name(a.name)}: {arg_type(a.type)}{' = ...' if a.has_default else ''}" for a in keyword_only]
+    if any(a.name == "pin_memory" for a in keyword_only) and not any(a.name == "requires_grad" for a in args):
+        # PyTorch's Python-level ``requires_grad=`` on every op with TensorOptions (the runtime's too: _binding)
+        tail.append("requires_grad: _bool = ...")
     signatures = [", ".join(params + (["*"] + tail if tail else []))]
     last = positional[-1].type if positional else None
     if last is not None and last.is_list and last.name in ("int", "SymInt") and not last.optional:
