@@ -192,6 +192,38 @@ def _prepare_v(
 _V_NONE_INPUT = (
     "The vector v can only be None if the input to the user-provided function is a single Tensor with a single element."
 )
+_V_NONE_OUTPUT = (
+    "The vector v can only be None if the user-provided function returns a single Tensor with a single element."
+)
+
+
+def _prologue(
+    func: Func, inputs: Any, fn: str, create_graph: bool, strict: bool, v: Any = None, v_like: str | None = None
+) -> tuple[bool, tuple[Tensor, ...], bool, tuple[Tensor, ...], tuple[Tensor, ...] | None]:
+    """The common start (call it under ``enable_grad``): inputs as fresh tensors that record, ``func`` run on them.
+
+    Returns ``(is_inputs_tuple, inputs, is_outputs_tuple, outputs, v)``. ``v_like`` says what ``v`` must
+    match: ``"inputs"`` (checked before ``func`` runs), ``"outputs"`` (after), or None (no ``v``).
+    """
+    is_inputs_tuple, ins = _as_tuple(inputs, "inputs", fn)
+    ins = _grad_preprocess(ins, create_graph=create_graph, need_graph=True)
+    vs = None
+    if v_like == "inputs":
+        vs = _prepare_v(v, ins, is_inputs_tuple, create_graph, fn, _V_NONE_INPUT)
+    is_outputs_tuple, outs = _as_tuple(func(*ins), "outputs of the user-provided function", fn)
+    _check_requires_grad(outs, "outputs", strict)
+    if v_like == "outputs":
+        vs = _prepare_v(v, outs, is_outputs_tuple, create_graph, fn, _V_NONE_OUTPUT)
+    return is_inputs_tuple, ins, is_outputs_tuple, outs, vs
+
+
+def _epilogue(
+    outs: tuple[Tensor, ...], is_outputs_tuple: bool, res: tuple, is_res_tuple: bool, create_graph: bool
+) -> tuple[Any, Any]:
+    """``(func_output, product)`` detached unless ``create_graph``, each back in the caller's structure."""
+    outs = _grad_postprocess(outs, create_graph)
+    res = _grad_postprocess(res, create_graph)
+    return _untuple(outs, is_outputs_tuple), _untuple(res, is_res_tuple)
 
 
 def vjp(
@@ -208,26 +240,14 @@ def vjp(
     or a RuntimeError with ``strict=True``). ``create_graph=True`` keeps both results differentiable.
     """
     with enable_grad():
-        is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "vjp")
-        ins = _grad_preprocess(ins, create_graph=create_graph, need_graph=True)
-        is_outputs_tuple, outs = _as_tuple(func(*ins), "outputs of the user-provided function", "vjp")
-        _check_requires_grad(outs, "outputs", strict)
-        vs = _prepare_v(
-            v,
-            outs,
-            is_outputs_tuple,
-            create_graph,
-            "vjp",
-            "The vector v can only be None if the user-provided function returns a single Tensor with a single "
-            "element.",
+        is_inputs_tuple, ins, is_outputs_tuple, outs, vs = _prologue(
+            func, inputs, "vjp", create_graph, strict, v, "outputs"
         )
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
         res = _fill_in_zeros(
             _autograd_grad(outs, ins, vs, create_graph=create_graph), ins, strict, create_graph, "back"
         )
-    outs = _grad_postprocess(outs, create_graph)
-    res = _grad_postprocess(res, create_graph)
-    return _untuple(outs, is_outputs_tuple), _untuple(res, is_inputs_tuple)
+    return _epilogue(outs, is_outputs_tuple, res, is_inputs_tuple, create_graph)
 
 
 def jvp(
@@ -245,11 +265,9 @@ def jvp(
     from .. import zeros_like
 
     with enable_grad():
-        is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "jvp")
-        ins = _grad_preprocess(ins, create_graph=create_graph, need_graph=True)
-        vs = _prepare_v(v, ins, is_inputs_tuple, create_graph, "jvp", _V_NONE_INPUT)
-        is_outputs_tuple, outs = _as_tuple(func(*ins), "outputs of the user-provided function", "jvp")
-        _check_requires_grad(outs, "outputs", strict)
+        is_inputs_tuple, ins, is_outputs_tuple, outs, vs = _prologue(
+            func, inputs, "jvp", create_graph, strict, v, "inputs"
+        )
         # g(u) is linear in u, so u's value does not matter (zeros: finite, no nan/inf).
         us = tuple(zeros_like(o).requires_grad_() for o in outs)
         grad_inputs = _autograd_grad(outs, ins, us, create_graph=True)
@@ -257,9 +275,7 @@ def jvp(
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
         res = _autograd_grad(grad_inputs, us, vs, create_graph=create_graph)
         res = _fill_in_zeros(res, outs, strict, create_graph, "back_trick")
-    outs = _grad_postprocess(outs, create_graph)
-    res = _grad_postprocess(res, create_graph)
-    return _untuple(outs, is_outputs_tuple), _untuple(res, is_outputs_tuple)
+    return _epilogue(outs, is_outputs_tuple, res, is_outputs_tuple, create_graph)
 
 
 def _not_implemented(fn: str, arg: str) -> NotImplementedError:
@@ -295,10 +311,7 @@ def jacobian(
     from .. import stack, zeros_like
 
     with enable_grad():
-        is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "jacobian")
-        ins = _grad_preprocess(ins, create_graph=create_graph, need_graph=True)
-        is_outputs_tuple, outs = _as_tuple(func(*ins), "outputs of the user-provided function", "jacobian")
-        _check_requires_grad(outs, "outputs", strict)
+        is_inputs_tuple, ins, is_outputs_tuple, outs, _ = _prologue(func, inputs, "jacobian", create_graph, strict)
 
         jac: list[tuple[Tensor, ...]] = []
         for i, out in enumerate(outs):
@@ -385,20 +398,16 @@ def vhp(
 ) -> tuple[Any, Any]:
     """The vector-Hessian product ``vᵀH`` of a scalar-valued ``func``: returns ``(func_output, vhp)``."""
     with enable_grad():
-        is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "vhp")
-        ins = _grad_preprocess(ins, create_graph=create_graph, need_graph=True)
-        vs = _prepare_v(v, ins, is_inputs_tuple, create_graph, "vhp", _V_NONE_INPUT)
-        is_outputs_tuple, outs = _as_tuple(func(*ins), "outputs of the user-provided function", "vhp")
-        _check_requires_grad(outs, "outputs", strict)
+        is_inputs_tuple, ins, is_outputs_tuple, outs, vs = _prologue(
+            func, inputs, "vhp", create_graph, strict, v, "inputs"
+        )
         _scalar_output("vhp", outs, is_outputs_tuple)
         jac = _autograd_grad(outs, ins, create_graph=True)
         _check_requires_grad(jac, "jacobian", strict)
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
         res = _autograd_grad(jac, ins, vs, create_graph=create_graph)
         res = _fill_in_zeros(res, ins, strict, create_graph, "double_back")
-    outs = _grad_postprocess(outs, create_graph)
-    res = _grad_postprocess(res, create_graph)
-    return _untuple(outs, is_outputs_tuple), _untuple(res, is_inputs_tuple)
+    return _epilogue(outs, is_outputs_tuple, res, is_inputs_tuple, create_graph)
 
 
 def hvp(
@@ -415,11 +424,9 @@ def hvp(
     from .. import zeros_like
 
     with enable_grad():
-        is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "hvp")
-        ins = _grad_preprocess(ins, create_graph=create_graph, need_graph=True)
-        vs = _prepare_v(v, ins, is_inputs_tuple, create_graph, "hvp", _V_NONE_INPUT)
-        is_outputs_tuple, outs = _as_tuple(func(*ins), "outputs of the user-provided function", "hvp")
-        _check_requires_grad(outs, "outputs", strict)
+        is_inputs_tuple, ins, is_outputs_tuple, outs, vs = _prologue(
+            func, inputs, "hvp", create_graph, strict, v, "inputs"
+        )
         _scalar_output("hvp", outs, is_outputs_tuple)
         jac = _autograd_grad(outs, ins, create_graph=True)
         _check_requires_grad(jac, "jacobian", strict)
@@ -429,6 +436,4 @@ def hvp(
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
         res = _autograd_grad(double_back, us, vs, create_graph=create_graph)
         res = _fill_in_zeros(res, ins, strict, create_graph, "double_back_trick")
-    outs = _grad_postprocess(outs, create_graph)
-    res = _grad_postprocess(res, create_graph)
-    return _untuple(outs, is_outputs_tuple), _untuple(res, is_inputs_tuple)
+    return _epilogue(outs, is_outputs_tuple, res, is_inputs_tuple, create_graph)
