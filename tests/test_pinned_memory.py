@@ -1,9 +1,10 @@
 """Pinned host memory: ``Tensor.pin_memory()``, ``is_pinned()``, factories' ``pin_memory=`` and ``non_blocking``.
 
-Without an accelerator the errors are PyTorch's. With one -- here a stand-in device whose "page-locked"
-memory is NumPy memory it keeps a record of, and whose asynchronous copy is recorded -- a pinned tensor
-is a CPU tensor in the backend's memory with the values it was made from, and ``to(device,
-non_blocking=True)`` of a pinned tensor takes the backend's asynchronous path (pageable ones do not).
+Without an accelerator the errors are PyTorch's. With one -- here ``PinnedHostMemory`` from
+``tests/plugin_fixtures/host_memory.py``, a stand-in device whose "page-locked" memory is NumPy memory it
+keeps a record of, and whose asynchronous copy is recorded -- a pinned tensor is a CPU tensor in the
+backend's memory with the values it was made from, and ``to(device, non_blocking=True)`` of a pinned
+tensor takes the backend's asynchronous path (pageable ones do not).
 The CUDA implementation is checked on a GPU by ``tests/cuda/test_pinned_gpu.py``.
 """
 
@@ -17,10 +18,10 @@ import ml_dtypes
 import numpy as np
 import opweave as ow
 import pytest
+from host_memory import HostMemory, PinnedHostMemory
 from hypothesis import given
 from hypothesis import strategies as st
 from opweave import _pinned
-from opweave.backends import Backend, Storage
 
 NO_ACCELERATOR = "Cannot access accelerator device when none is available."
 NO_ALLOCATOR = "pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator"
@@ -34,61 +35,8 @@ def _real_accelerator() -> bool:
     return True
 
 
-class PinHost(Backend):
-    """A device with host-byte storages that page-locks host memory (a record of its blocks) and copies async."""
-
-    name = "pinhost"
-    has_pinned_memory = True
-    on = False  # available only inside the ``pinhost`` fixture, so other tests see no accelerator
-
-    def __init__(self):
-        self.blocks: dict = {}  # address -> size of the live pinned blocks
-        self.async_copies: list = []
-
-    def is_available(self):
-        return PinHost.on
-
-    def allocate(self, nbytes, device):
-        return Storage(bytearray(nbytes), nbytes, device, self)
-
-    def copy_from_host(self, array, device):
-        data = bytearray(np.ascontiguousarray(array).tobytes())
-        return Storage(data, len(data), device, self)
-
-    def copy_to_host(self, tensor):
-        buf = np.frombuffer(tensor.untyped_storage().handle, np.uint8)
-        strides = tuple(s * tensor.dtype.itemsize for s in tensor.stride())
-        offset = tensor.storage_offset() * tensor.dtype.itemsize
-        view = np.ndarray(tensor.shape, tensor.dtype.numpy, buf, offset, strides) if tensor.numel() else None
-        return np.empty(tensor.shape, tensor.dtype.numpy) if view is None else np.array(view, order="C")
-
-    def pinned_host_alloc(self, nbytes):
-        block = np.empty(nbytes, np.uint8)
-        address = block.ctypes.data
-        self.blocks[address] = nbytes
-        import weakref
-
-        weakref.finalize(block, self.blocks.pop, address, None)
-        return block
-
-    def is_pinned_host(self, address):
-        return any(start <= address < start + size for start, size in self.blocks.items())
-
-    def from_host_async(self, array, device):
-        self.async_copies.append(array.ctypes.data)
-        return self.from_host(array, device)
-
-
-BACKEND = PinHost()
-
-
-class NoPin(Backend):
-    """A device without pinned memory."""
-
-    name = "nopinhost"
-
-
-NO_PIN = NoPin()
+BACKEND = PinnedHostMemory("pinhost")
+NO_PIN = HostMemory("nopinhost")  # a device without pinned memory
 
 
 @pytest.fixture(scope="module")
@@ -108,12 +56,12 @@ def registered():
 @contextlib.contextmanager
 def accelerated(backend):
     """The stand-in available (an accelerator with pinned memory) inside."""
-    PinHost.on = True
+    backend.available = True
     backend.async_copies.clear()
     try:
         yield backend
     finally:
-        PinHost.on = False
+        backend.available = False
 
 
 @pytest.fixture

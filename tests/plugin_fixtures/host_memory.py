@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import opweave
 from opweave.backends import Backend, Storage
@@ -25,6 +27,42 @@ class HostMemory(Backend):
     def copy_to_host(self, tensor):
         """Read the tensor's elements out through a strided view of the bytes."""
         return np.array(view(tensor), copy=True, order="C")
+
+
+class PinnedHostMemory(HostMemory):
+    """A host-memory device that also page-locks host memory (a record of its blocks) and copies asynchronously.
+
+    It is an accelerator only while ``available`` is true, so tests that do not switch it on see none.
+    """
+
+    has_pinned_memory = True
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.available = False
+        self.blocks: dict[int, int] = {}  # address -> size of the live pinned blocks
+        self.async_copies: list[int] = []  # source address of each asynchronous copy
+
+    def is_available(self):
+        """Whether the device is switched on."""
+        return self.available
+
+    def pinned_host_alloc(self, nbytes):
+        """A NumPy buffer recorded as pinned until it is freed."""
+        block = np.empty(nbytes, np.uint8)
+        address = block.ctypes.data
+        self.blocks[address] = nbytes
+        weakref.finalize(block, self.blocks.pop, address, None)
+        return block
+
+    def is_pinned_host(self, address):
+        """Whether ``address`` lies in a live pinned block."""
+        return any(start <= address < start + size for start, size in self.blocks.items())
+
+    def from_host_async(self, array, device):
+        """Record the source address, then copy."""
+        self.async_copies.append(array.ctypes.data)
+        return self.from_host(array, device)
 
 
 def view(t) -> np.ndarray:
