@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _hooks
-from ._keys import backend_bit
+from ._keys import Layer, backend_bit, layer_bit
 from ._tensor import Storage, Tensor, contiguous_strides
 
 if TYPE_CHECKING:
@@ -42,6 +42,11 @@ class Backend:
     cpu_fallback: bool = False
     # True: the backend page-locks host memory (``pinned_host_alloc``/``is_pinned_host``; ``Tensor.pin_memory()``)
     has_pinned_memory: bool = False
+    # True: storage is host memory that NumPy reads with the tensor's own strides, and every tensor has its
+    # Storage and strides (none made lazily). A view is then only a new layout over the same Storage, so the
+    # core's direct view methods (``_views``) may make it without dispatching while the backend's view kernels
+    # are its own plugin's or the core's (``_direct.Watch``).
+    host_storage: bool = False
 
     def is_available(self) -> bool:
         """Whether the device can be used now."""
@@ -136,6 +141,9 @@ _reserved: dict[str, str] = {}  # device type -> the only plugin that may declar
 # Device types whose plugin finished registering. A backend is claimed at the start of its plugin's hook;
 # until the hook returns, other threads take the loader's lock (and wait) instead of dispatching to it.
 _ready: set[str] = set()
+# The Dense key sets of the claimed backends with ``host_storage`` (the direct view methods' tensors).
+# Updated in place (readers hold the set itself).
+host_storage_keys: set[int] = set()
 
 
 class BackendClaimError(RuntimeError):
@@ -158,9 +166,11 @@ def claim(backend: Backend, plugin: str) -> None:
             f"device type '{name}' is already taken: plugin '{holder}' {why} '{name}'; "
             f"plugin '{plugin}' may not declare it too (its claim is refused)"
         )
-    backend_bit(name)
+    bit = backend_bit(name)
     _owners[name] = plugin
     _backends[name] = backend
+    if backend.host_storage:
+        host_storage_keys.add(layer_bit(Layer.Dense) | bit)
 
 
 def reserve(device_type: str, plugin: str) -> None:
@@ -173,6 +183,11 @@ def owner(device_type: str) -> str | None:
     return _owners.get(device_type)
 
 
+def host_storage_owners() -> dict[str, str]:
+    """Device type -> declaring plugin of each claimed backend with ``host_storage``."""
+    return {name: _owners[name] for name, backend in list(_backends.items()) if backend.host_storage}
+
+
 def release(device_types: Iterable[str], plugin: str) -> None:
     """Forget the device types ``plugin`` declared (its registration failed)."""
     for name in device_types:
@@ -180,6 +195,7 @@ def release(device_types: Iterable[str], plugin: str) -> None:
             del _owners[name]
             _backends.pop(name, None)
             _ready.discard(name)
+            host_storage_keys.discard(layer_bit(Layer.Dense) | backend_bit(name))
 
 
 def mark_ready(device_types: Iterable[str]) -> None:

@@ -1,13 +1,15 @@
 """Whether a direct path may still stand in for the kernels it replaces.
 
-A direct path (a Tensor method that makes a view without dispatching, a CPU kernel computing
-a canonical op in one NumPy call) is only correct while the kernels it stands in for are the
-ones it was checked against: the core's and the CPU plugin's. A :class:`Watch` names those ops
+A direct path (a Tensor method that makes a view without dispatching) is only correct while the
+kernels it stands in for are the ones it was checked against. It serves the tensors of backends
+that declare ``Backend.host_storage`` (storage is host memory NumPy reads with the tensor's
+strides, so a view is only a new layout over the same Storage). A :class:`Watch` names the ops
 (the canonical op and the prims its decomposition calls) and answers, once per dispatcher
 generation (``Dispatcher.plan_generation`` moves on every registration, removal, fallback change
-and ``restore``), whether every kernel in force for them at Dense on the CPU still comes from
-``core`` or ``cpu``. A kernel or fallback registered by anyone else turns the direct path off
-until it is removed again.
+and ``restore``), whether every kernel in force for them at Dense on each such backend still
+comes from the core or from the plugin that declared that backend (and, for the kernels every
+backend shares, from the core or one of those plugins). A kernel or fallback registered by
+anyone else turns the direct path off until it is removed again.
 
 The hot check is one comparison: ``watch.generation == DISPATCHER.plan_generation``; when it
 fails, :meth:`Watch.refresh` looks at the tables.
@@ -17,12 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from . import _backends
 from ._dispatcher import DISPATCHER
 from ._keys import Layer
 
-#: Registration sources a direct path is checked against (tests/test_fastpaths.py, tests/test_views_direct.py).
-OWN_SOURCES = frozenset({"core", "cpu"})
-_SLOTS = ((Layer.Dense, "cpu"), (Layer.Dense, None))
+CORE = "core"  # the registration source of the core's own kernels
 
 
 class Watch:
@@ -45,28 +46,36 @@ class Watch:
             return False
         if self._on_change is not None:
             self._on_change()
-        if all(map(untouched, self.names)):
+        owners = _backends.host_storage_owners()
+        if all(untouched(name, owners) for name in self.names):
             self.generation = now
             return True
         self._refused = now
         return False
 
 
-def untouched(name: str) -> bool:
-    """Whether every Dense kernel in force on the CPU for op ``name`` is the core's or the CPU plugin's."""
+def untouched(name: str, owners: dict[str, str]) -> bool:
+    """Whether op ``name``'s Dense kernels in force are the core's or their backend's own plugin's.
+
+    ``owners`` maps each host-storage device type to the plugin that declared it; the backend-independent
+    slots (Dense without a backend, the composite tables) may hold the core's or any of those plugins' kernels.
+    """
     op = DISPATCHER.ops.get(name)
     if op is None:
         return False
     table = DISPATCHER.kernels.get(op, {})
-    for slot in _SLOTS:
+    shared = {CORE, *owners.values()}
+    slots = [((Layer.Dense, device_type), {CORE, plugin}) for device_type, plugin in owners.items()]
+    slots.append(((Layer.Dense, None), shared))
+    for slot, own in slots:
         stack = table.get(slot)
-        if stack and stack[-1].source not in OWN_SOURCES:
+        if stack and stack[-1].source not in own:
             return False
         stack = DISPATCHER.fallbacks.get(slot)
-        if stack and stack[-1].source not in OWN_SOURCES:
+        if stack and stack[-1].source not in own:
             return False
-    for table in (DISPATCHER.composite_explicit, DISPATCHER.composite_implicit):
-        stack = table.get(op, {}).get(None)
-        if stack and stack[-1].source not in OWN_SOURCES:
+    for composite in (DISPATCHER.composite_explicit, DISPATCHER.composite_implicit):
+        stack = composite.get(op, {}).get(None)
+        if stack and stack[-1].source not in shared:
             return False
     return True

@@ -4,7 +4,7 @@ A view op's result is a tensor over its input's storage whose layout (sizes, str
 offset) depends only on the input's layout and the op's arguments. Through the op's entry point
 and its plan that costs about ten Python calls; the direct method costs one dict lookup.
 
-Each method keeps a table ``(shape, strides, offset, args, argument types) -> layout``. A call
+Each method keeps a table ``(key set, shape, strides, offset, args, argument types) -> layout``. A call
 whose key is in the table makes the view from the layout, as a plan's precomputed view step does
 (``_plans._precomputed_view``: same storage, ``_base``, dtype, device and keys; no autograd
 metadata). A call whose key is not runs the op's general path and enters the result's layout in
@@ -12,19 +12,21 @@ the table when that result is a plain view of the input (a reshape that had to c
 entered, so it keeps copying; a call that raises enters nothing and raises again next time). So
 the layouts are always what the general path computed, never computed a second way.
 
-The method steps aside (runs the general path) unless nothing could tell the difference: a CPU
-tensor with only the Dense key (no Python subclass key, not quantized, not a wrapped number),
-no autograd metadata, no key included or excluded in the thread (grad mode off, autocast, the
-profiler, deterministic mode, a plan being traced), not in inference mode, called positionally,
-and every Dense kernel of the op and of the view prims on the CPU still the core's
-(``_direct.Watch``: a kernel registered by anyone else turns the direct methods off).
+The method steps aside (runs the general path) unless nothing could tell the difference: a tensor
+of a backend that declares ``host_storage`` (the CPU's) with only its Dense key (no Python subclass
+key, not quantized, not a wrapped number; the key set is part of the table's key and only such
+tensors' layouts are entered), no autograd metadata, no key included or excluded in the thread
+(grad mode off, autocast, the profiler, deterministic mode, a plan being traced), not in inference
+mode, called positionally, and every Dense kernel of the op and of the view prims on that backend
+still the core's or its plugin's (``_direct.Watch``: a kernel registered by anyone else turns the
+direct methods off).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from . import _direct, _keys
+from . import _backends, _direct
 from ._dispatcher import DISPATCHER
 from ._state import local
 from ._tensor import Tensor
@@ -48,7 +50,7 @@ MAX_LAYOUTS = 1024  # entries per method; a full table is emptied (a sweep over 
 _SELF = ()  # the layout entry of a call whose general path returns the input itself (``flatten`` of 1-D)
 
 _STATE = local()
-_CPU = _keys.layer_bit(_keys.Layer.Dense) | _keys.backend_bit("cpu")
+_HOST = _backends.host_storage_keys  # Dense key sets of the host-storage backends (updated in place)
 _tables: list[dict] = []
 _new = object.__new__
 
@@ -69,7 +71,6 @@ def _direct_method(general, watch: _direct.Watch):
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
         if (
             type(self) is Tensor  # not a subclass, nor a non-tensor called unbound (the general path's TypeError)
-            and self._keys == _CPU
             and self._ag is None
             and not kwargs
             and not (state.included or state.excluded or state.inference)
@@ -79,8 +80,10 @@ def _direct_method(general, watch: _direct.Watch):
         ):
             stride = self._stride
             if stride is None:
+                if self._keys not in _HOST:  # a lazy backend's tensor: asking for strides could make them
+                    return general(self, *args, **kwargs)
                 stride = self.stride()
-            key = (self._shape, stride, self._offset, args, tuple(map(type, args)))
+            key = (self._keys, self._shape, stride, self._offset, args, tuple(map(type, args)))
             try:
                 layout = get(key)
             except TypeError:  # an unhashable argument (a list of sizes): the general path
@@ -92,7 +95,7 @@ def _direct_method(general, watch: _direct.Watch):
             t = _new(Tensor)
             t._st = self._storage
             t._shape, t._stride, t._offset = layout
-            t._dtype, t._device, t._keys = self._dtype, self._device, _CPU
+            t._dtype, t._device, t._keys = self._dtype, self._device, self._keys
             t._native = None
             t._wrapped_number = False
             t._qparams = None
@@ -109,6 +112,8 @@ def _direct_method(general, watch: _direct.Watch):
 def _record(general, self: Tensor, args: tuple, key: tuple, layouts: dict):
     """Run the general path and remember the result's layout if it is a plain view of ``self``."""
     result = general(self, *args)
+    if self._keys not in _HOST:  # not a host-storage backend's plain tensor: never a key, so never served
+        return result
     if not all(type(a) is int or (type(a) is tuple and all(type(x) is int for x in a)) for a in args):
         return result  # sizes and dims only: a dtype, a tensor or a float is never a key
     if result is self:
@@ -119,7 +124,7 @@ def _record(general, self: Tensor, args: tuple, key: tuple, layouts: dict):
         and result._st is self._st
         and result._base is (self if self._base is None else self._base)
         and result._dtype is self._dtype
-        and result._keys == _CPU
+        and result._keys == self._keys
         and result._ag is None
         and result._qparams is None
         and not result._wrapped_number

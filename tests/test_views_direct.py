@@ -5,14 +5,18 @@ Each call runs twice (the first enters the layout, the second makes the view fro
 checked against NumPy's formula for the same array (values) and against the op's decomposition
 (shape, strides, offset, storage, base). Writes through the view show in the input. The cases
 the direct methods leave to the general path (autograd, modes, a re-registered view prim,
-bad arguments) keep its behaviour.
+bad arguments) keep its behaviour. Another backend whose storage is host memory gets the direct
+methods by declaring ``Backend.host_storage``; one that does not keeps the general path.
 """
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import opweave
 import pytest
+from host_memory import HostMemory, new, view
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -195,3 +199,68 @@ def test_a_reregistered_view_prim_is_called():
     assert len(seen) == 2
     assert t.t().shape == (3, 2) and len(seen) == 2  # removed: the direct method again
     assert any(table for table in _views._tables)  # the layout is entered again
+
+
+class _HostStore(HostMemory):
+    """A vendor-style device whose storage is host bytes NumPy reads with the tensor's strides."""
+
+    host_storage = True
+
+
+HOST_STORE, BYTE_STORE = _HostStore("viewhoststore"), HostMemory("viewbytestore")
+
+
+@pytest.fixture(scope="module")
+def host_backends():
+    plugin = types.ModuleType("view_host_plugin")
+
+    @opweave.hookimpl
+    def opweave_register(registry):
+        registry.backend(HOST_STORE)
+        registry.backend(BYTE_STORE)
+
+    plugin.opweave_register = opweave_register
+    opweave.backends.register_plugin(plugin, name="view_host_plugin")
+    return HOST_STORE, BYTE_STORE
+
+
+def _entered(keys: int) -> int:
+    return sum(1 for table in _views._tables for key in table if key[0] == keys)
+
+
+def test_a_backend_declaring_host_storage_gets_the_direct_views(host_backends):
+    host, _ = host_backends
+    values = np.arange(24.0).reshape(2, 3, 4)
+    t = new(host, values)
+    before = _entered(t._keys)
+    for method, args, want in [
+        ("view", (6, 4), values.reshape(6, 4)),
+        ("permute", (2, 0, 1), values.transpose(2, 0, 1)),
+        ("unsqueeze", (1,), values[:, None]),
+    ]:
+        first, second = run_twice(method, t, *args)
+        for got in (first, second):
+            assert got.device == t.device and got._storage is t._storage and got._base is t
+            np.testing.assert_array_equal(view(got), want)
+    assert _entered(t._keys) == before + 3
+    seen = []
+
+    def spy(a, perm):
+        seen.append(perm)
+        return opweave.ops.prims.as_strided(a, [a.shape[p] for p in perm], [a.stride(p) for p in perm], 0)
+
+    with registered(opweave.ops.prims.transpose.default, spy, backend=host.name):  # another source's kernel
+        for _ in range(2):
+            np.testing.assert_array_equal(view(t.permute(2, 0, 1)), values.transpose(2, 0, 1))
+    assert len(seen) == 2
+
+
+def test_a_backend_without_host_storage_keeps_the_general_path(host_backends):
+    _, other = host_backends
+    values = np.arange(12.0).reshape(3, 4)
+    t = new(other, values)
+    for _ in range(2):
+        got = t.t()
+        assert got._storage is t._storage and got._base is t
+        np.testing.assert_array_equal(view(got), values.T)
+    assert _entered(t._keys) == 0

@@ -20,6 +20,7 @@ class CPUBackend(Backend):
     name = "cpu"
     dlpack_device_type = 1  # kDLCPU
     autocast_dtype = opweave.bfloat16
+    host_storage = True  # NumPy buffers: the core's direct view methods serve CPU tensors
 
     def allocate(self, nbytes: int, device):
         """A new uninitialised byte buffer."""
