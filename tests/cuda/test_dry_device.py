@@ -186,12 +186,13 @@ def test_launch_geometry_follows_the_device_properties():
 
 
 def test_softmax_rows_are_one_block_each_and_other_layouts_decompose():
+    x, y = _t((5, 1000), ow.float32), _t((2, 3, 7), ow.float64)
     LAUNCHES.clear()
-    ow.softmax(_t((5, 1000), ow.float32), dim=-1)
+    ow.softmax(x, dim=-1)
     assert LAUNCHES == [("softmax_rows", (5,), (256,))]
     LAUNCHES.clear()
-    ow.log_softmax(_t((2, 3, 7), ow.float64), dim=2)
+    ow.log_softmax(y, dim=2)
     assert LAUNCHES == [("log_softmax_rows", (6,), (256,))]
     LAUNCHES.clear()
-    ow.softmax(_t((5, 1000), ow.float32), dim=0)
+    ow.softmax(x, dim=0)
     assert "softmax_rows" not in [name for name, _, _ in LAUNCHES] and len(LAUNCHES) > 1
