@@ -122,7 +122,7 @@ def programs(dialect) -> dict:
         add(("reduce", s, a, o), lambda: red_gen.program(dialect, s, a, o, red_local, False))
     for s, o in (("complex64", "complex64"), ("complex128", "complex128"), ("float32", "complex64")):
         add(("reduce", s, o), ck.reduction_source(dialect, s, o, LOCAL))
-    for d in (*INTS, *FLOATS):
+    for d in (*INTS, *FLOATS, *(("float16",) if half else ())):
         for contiguous in (False, True):
             add(("ewx", d, contiguous), lambda: ewx_k._source(dialect, d, contiguous))
     for d in FLOATS:
