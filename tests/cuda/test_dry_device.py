@@ -196,3 +196,25 @@ def test_softmax_rows_are_one_block_each_and_other_layouts_decompose():
     LAUNCHES.clear()
     ow.softmax(x, dim=0)
     assert "softmax_rows" not in [name for name, _, _ in LAUNCHES] and len(LAUNCHES) > 1
+
+
+def test_float16_extra_prims_run_their_own_kernels():
+    """The extra elementwise prims of float16 are one float16 kernel launch each: no conversion, no CPU fallback."""
+    x, y = _t((4, 5), ow.float16), _t((4, 5), ow.float16)
+    calls = [
+        lambda: ow.ops.prims.clamp(x, y, y),
+        lambda: ow.ops.prims.lerp(x, y, y),
+        lambda: ow.ops.prims.sign(x),
+        lambda: ow.ops.prims.floor_divide(x, y),
+        lambda: ow.ops.prims.logaddexp(x, y),
+        lambda: ow.ops.prims.xlogy(x, y),
+    ]
+    before = sum(ow.dispatch.cpu_fallback_calls().values())
+    for call in calls:
+        LAUNCHES.clear()
+        assert call().dtype == ow.float16
+        assert [name for name, _, _ in LAUNCHES] == ["s_float16"]
+    assert sum(ow.dispatch.cpu_fallback_calls().values()) == before
+    LAUNCHES.clear()
+    ow.ops.prims.nextafter(x, y)  # its step is half's: the CPU kernel
+    assert sum(ow.dispatch.cpu_fallback_calls().values()) == before + 1
