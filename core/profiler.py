@@ -49,7 +49,7 @@ import traceback
 import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from . import _backends, _hooks, _keys, _plugins, _state
 from ._device import device as _device_type
@@ -83,8 +83,10 @@ class ProfilerActivity(enum.Enum):
     PrivateUse1 = "privateuse1"
 
 
-class DeviceTimer(Protocol):
+class DeviceTimer:
     """What ``Backend.profiler_timer(device)`` returns: marks queued on a device, and the time between two.
+
+    The interface (a timer may subclass it or only have the two methods).
 
     ``record()`` queues a mark on the device's current stream and returns it without waiting;
     ``elapsed_ns(start, end)`` waits for ``end`` and returns the device time from ``start`` to
@@ -94,11 +96,11 @@ class DeviceTimer(Protocol):
 
     def record(self) -> Any:
         """Queue a mark on the device's current stream; return it."""
-        ...
+        raise NotImplementedError
 
     def elapsed_ns(self, start: Any, end: Any) -> int:
         """The device time between two marks of this timer, in nanoseconds (waits for ``end``)."""
-        ...
+        raise NotImplementedError
 
 
 class _Microseconds:

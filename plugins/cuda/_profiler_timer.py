@@ -10,14 +10,16 @@ microsecond resolution). Resolved events go back to a free list for the next mar
 
 from __future__ import annotations
 
+from opweave.profiler import DeviceTimer
+
 from . import _driver, _streams
 
 #: Free events kept for reuse; beyond this, resolved events are destroyed.
 KEEP = 4096
 
 
-class EventTimer:
-    """The device timer (``opweave.profiler.DeviceTimer``) of one CUDA device's runtime."""
+class EventTimer(DeviceTimer):
+    """The device timer of one CUDA device's runtime."""
 
     def __init__(self, runtime):
         self.runtime = runtime
