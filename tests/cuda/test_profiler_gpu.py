@@ -37,7 +37,6 @@ class _Runtime:
 
 
 def test_the_event_timer_records_on_the_current_stream_and_reuses_resolved_events(monkeypatch):
-    pytest.importorskip("cuda.bindings.driver")
     from opweave_cuda import _driver, _profiler_timer, _streams
 
     fake = _FakeDriver()
@@ -85,3 +84,18 @@ def test_without_the_cuda_activity_nothing_is_timed():
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         x + x
     assert all(e.device_time_total_ns == 0 for e in prof.events()) and "CUDA" not in prof.table()
+
+
+def test_the_event_timer_destroys_events_beyond_its_free_list(monkeypatch):
+    from opweave_cuda import _driver, _profiler_timer, _streams
+
+    fake = _FakeDriver()
+    monkeypatch.setattr(_driver, "call", fake)
+    monkeypatch.setattr(_streams, "current_handle", lambda index: 0)
+    monkeypatch.setattr(_profiler_timer, "KEEP", 1)
+    timer = _profiler_timer.EventTimer(_Runtime())
+    start, end = timer.record(), timer.record()
+    fake.calls.clear()
+    timer.elapsed_ns(start, end)
+    assert fake.calls[-1] == ("cuEventDestroy", end), "the free list holds one: the second event is destroyed"
+    assert timer.record() == start
