@@ -18,12 +18,19 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
-import opweave as ow
+# This file is named cuda.py: with its folder first on sys.path (``python bench/cuda.py``), ``import cuda.bindings``
+# (NVIDIA's package, which the CUDA plugin loads) would find this file instead, and the plugin would say that
+# cuda-bindings is missing. The folder holds nothing this script imports.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+
+import opweave as ow  # noqa: E402
 
 ROUNDS = 3
 

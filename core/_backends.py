@@ -128,6 +128,15 @@ class Backend:
         is done, ordered on the device's current stream. The default copies synchronously (``from_host``)."""
         return self.from_host(array, device)
 
+    def profiler_timer(self, device: Device) -> Any:
+        """The device timer ``opweave.profiler`` brackets each op on ``device`` with, or None (the default).
+
+        A timer has ``record() -> mark`` (a marker queued on the device's current stream, as a CUDA event
+        is) and ``elapsed_ns(start, end) -> int`` (the device time between two marks, waiting for them;
+        called once per pair when the profile ends). See :class:`opweave.profiler.DeviceTimer`.
+        """
+        return None
+
     def empty_strided(self, shape: Sequence[int], stride: Sequence[int], dtype: DType, device: Device) -> Tensor:
         """A new uninitialised tensor with the given layout."""
         span = 1 + sum((s - 1) * st for s, st in zip(shape, stride)) if all(shape) else 0

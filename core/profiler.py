@@ -25,10 +25,22 @@ are installed only while a memory profile is active.
 
 Times are host (wall-clock) times from ``time.perf_counter_ns``; a backend that queues
 work asynchronously is timed until its kernel returns, as PyTorch's CPU times are.
+
+Device time: a backend whose ``Backend.profiler_timer(device)`` returns a :class:`DeviceTimer`
+(CUDA: events) gets each op on its devices bracketed by two marks queued on the device's
+current stream, as PyTorch's ``use_cuda`` profiler did with CUDA events; the marks are resolved
+when the block ends (waiting for the device then, not per op). ``device_time_total`` is the
+device time between an op's marks, ``self_device_time_total`` that minus its nested events'
+(an event without marks of its own, a ``record_function`` label, gets the sum of its nested
+events'). The table then has PyTorch's ``Self CUDA``/``CUDA total`` columns (named after the
+device type). ``activities`` chooses which devices are timed: ``ProfilerActivity.CUDA`` the
+``cuda`` devices, ``ProfilerActivity.PrivateUse1`` every other device type; the default times
+every device whose backend has a timer. Op events are recorded whatever the activities.
 """
 
 from __future__ import annotations
 
+import enum
 import functools
 import os
 import threading
@@ -45,15 +57,54 @@ from ._keys import Layer
 from ._tensor import Tensor
 from .library import core_library
 
-__all__ = ["EventList", "FunctionEvent", "FunctionEventAvg", "profile", "record_function"]
+__all__ = [
+    "DeviceTimer",
+    "EventList",
+    "FunctionEvent",
+    "FunctionEventAvg",
+    "ProfilerActivity",
+    "profile",
+    "record_function",
+]
 
 _PYTHON_BIT = _keys.layer_bit(Layer.Python)
 _BELOW_PYTHON = ~_keys.layers_at_and_above(Layer.Python)
 _perf_counter_ns = time.perf_counter_ns
 
 
+class ProfilerActivity(enum.Enum):
+    """What a profile records (``torch.profiler.ProfilerActivity``): op events always, device time per activity.
+
+    ``CUDA`` times ops on ``cuda`` devices; ``PrivateUse1`` on every other non-CPU device type.
+    """
+
+    CPU = "cpu"
+    CUDA = "cuda"
+    PrivateUse1 = "privateuse1"
+
+
+class DeviceTimer:
+    """What ``Backend.profiler_timer(device)`` returns: marks queued on a device, and the time between two.
+
+    The interface (a timer may subclass it or only have the two methods).
+
+    ``record()`` queues a mark on the device's current stream and returns it without waiting;
+    ``elapsed_ns(start, end)`` waits for ``end`` and returns the device time from ``start`` to
+    ``end`` in nanoseconds; the profile calls it once per pair of marks, when its block ends,
+    after which the marks are not used again (the timer may reuse them).
+    """
+
+    def record(self) -> Any:
+        """Queue a mark on the device's current stream; return it."""
+        raise NotImplementedError
+
+    def elapsed_ns(self, start: Any, end: Any) -> int:
+        """The device time between two marks of this timer, in nanoseconds (waits for ``end``)."""
+        raise NotImplementedError
+
+
 class _Microseconds:
-    """``cpu_time_total`` / ``self_cpu_time_total`` in microseconds, from the ``*_ns`` attributes."""
+    """``cpu_time_total`` / ``self_cpu_time_total`` / ``device_time_total``... in microseconds, from ``*_ns``."""
 
     @property
     def cpu_time_total(self) -> float:
@@ -64,6 +115,36 @@ class _Microseconds:
     def self_cpu_time_total(self) -> float:
         """Self wall time in microseconds."""
         return self.self_cpu_time_total_ns / 1000.0
+
+    @property
+    def device_time_total(self) -> float:
+        """Inclusive device time in microseconds (0 when the op's device was not timed)."""
+        return self.device_time_total_ns / 1000.0
+
+    @property
+    def self_device_time_total(self) -> float:
+        """Device time in microseconds minus that of the nested events."""
+        return self.self_device_time_total_ns / 1000.0
+
+    @property
+    def device_time(self) -> float:
+        """Average inclusive device time per call, microseconds."""
+        return self.device_time_total / self.count if self.count else 0.0
+
+    @property
+    def cuda_time_total(self) -> float:
+        """PyTorch's older name of :attr:`device_time_total`."""
+        return self.device_time_total
+
+    @property
+    def self_cuda_time_total(self) -> float:
+        """PyTorch's older name of :attr:`self_device_time_total`."""
+        return self.self_device_time_total
+
+    @property
+    def cuda_time(self) -> float:
+        """PyTorch's older name of :attr:`device_time`."""
+        return self.device_time
 
 
 @dataclass
@@ -83,6 +164,11 @@ class FunctionEvent(_Microseconds):
     events included; ``self_*``: not in a nested event). ``cpu_memory_usage`` is
     allocated minus freed on the CPU, ``device_memory_usage`` the same on other devices;
     their ``self_*`` versions leave out nested events, so they can be negative.
+
+    Device time (0 unless the op's device was timed, see the module's docstring):
+    ``device_time_total_ns`` between the marks around the call, ``self_device_time_total_ns``
+    minus the nested events' (microseconds: ``device_time_total``, ``self_device_time_total``).
+    ``cpu_parent`` is the event this one is nested in (None at depth 0).
     ``peak_memory_usage`` is the most bytes alive at once while the event was open,
     counting the storages constructed since the profile started (for ``[memory]``: alive
     right after it).
@@ -113,6 +199,9 @@ class FunctionEvent(_Microseconds):
     thread: int = 0
     kind: str = "op"
     user_args: str | None = None
+    device_time_total_ns: int = 0
+    self_device_time_total_ns: int = 0
+    cpu_parent: FunctionEvent | None = field(default=None, repr=False, compare=False)
     children_ns: int = field(default=0, repr=False)
     children_memory: list = field(default_factory=lambda: [0, 0, 0, 0], repr=False)  # cpu, device, alloc, free
 
@@ -166,9 +255,20 @@ class _Recorder:
         "finalizers",
         "serial",
         "lock",
+        "timed_types",
+        "timers",
+        "marks",
+        "timed",
     )
 
-    def __init__(self, record_shapes: bool, profile_memory: bool, with_stack: bool, thread: int):
+    def __init__(
+        self,
+        record_shapes: bool,
+        profile_memory: bool,
+        with_stack: bool,
+        thread: int,
+        timed_types: Callable[[str], bool] | None = None,
+    ):
         self.events: list[FunctionEvent] = []
         self.open: list[FunctionEvent] = []
         self.record_shapes = record_shapes
@@ -181,9 +281,27 @@ class _Recorder:
         self.finalizers: dict = {}
         self.serial = 0
         self.lock = threading.RLock()
+        self.timed_types = timed_types  # which device types get device time (None: none)
+        self.timers: dict[str, Any] = {}  # device string -> its DeviceTimer or None
+        self.marks: dict[int, tuple] = {}  # id(open event) -> (timer, start mark)
+        self.timed: list[tuple] = []  # (event, timer, start mark, end mark), resolved when the profile ends
+
+    def timer(self, device: str) -> Any:
+        """The device timer of ``device`` ("cuda:0"), or None when it is not timed."""
+        try:
+            return self.timers[device]
+        except KeyError:
+            pass
+        timer = None
+        device_type = device.split(":")[0]
+        if device_type not in ("", "cpu", "meta") and self.timed_types(device_type):
+            timer = _backends.get(device_type).profiler_timer(_device_type(device))
+        self.timers[device] = timer
+        return timer
 
     def begin(self, name: str, device: str, args: tuple, kind: str = "op") -> FunctionEvent:
-        event = FunctionEvent(name, device, len(self.open), thread=self.thread, kind=kind)
+        parent = self.open[-1] if self.open else None
+        event = FunctionEvent(name, device, len(self.open), thread=self.thread, kind=kind, cpu_parent=parent)
         if self.record_shapes:
             event.input_shapes = [_shape_of(a) for a in args]
         if self.with_stack:
@@ -192,10 +310,19 @@ class _Recorder:
             event.peak_memory_usage = self.alive[None]
         self.events.append(event)
         self.open.append(event)
+        if self.timed_types is not None and device:
+            timer = self.timer(device)
+            if timer is not None:
+                self.marks[id(event)] = (timer, timer.record())
         return event
 
     def end(self, event: FunctionEvent, start: int, end: int) -> None:
         event.start_ns, event.end_ns = start, end
+        if self.marks:
+            marked = self.marks.pop(id(event), None)
+            if marked is not None:
+                timer, mark = marked
+                self.timed.append((event, timer, mark, timer.record()))
         if self.open and self.open[-1] is event:
             self.open.pop()
         if self.profile_memory:
@@ -257,6 +384,29 @@ class _Recorder:
         event.peak_memory_usage = max(event.peak_memory_usage, alive[None])
         if event.kind == "memory":
             event._close_memory()
+
+    def resolve_device_times(self) -> set:
+        """Set the events' device times from their marks (waiting for the devices); return the device types timed."""
+        timed, self.timed = self.timed, []
+        self.marks.clear()
+        if not timed:
+            return set()
+        marked = set()
+        types = set()
+        for event, timer, start, end in timed:
+            event.device_time_total_ns = int(timer.elapsed_ns(start, end))
+            marked.add(id(event))
+            types.add(event.device.split(":")[0])
+        nested: dict[int, int] = {}
+        for event in reversed(self.events):  # nested events come after their parent
+            inner = nested.pop(id(event), 0)
+            if id(event) not in marked:
+                event.device_time_total_ns = inner
+            event.self_device_time_total_ns = event.device_time_total_ns - inner
+            parent = event.cpu_parent
+            if parent is not None and event.device_time_total_ns:
+                nested[id(parent)] = nested.get(id(parent), 0) + event.device_time_total_ns
+        return types
 
     def stop(self) -> None:
         """Stop recording frees and forget the storages still alive."""
@@ -480,12 +630,16 @@ class FunctionEventAvg(_Microseconds):
     peak_memory_usage: int = 0
     input_shapes: list | None = None
     device: str = ""
+    device_time_total_ns: int = 0
+    self_device_time_total_ns: int = 0
 
     def add(self, event: FunctionEvent) -> None:
         """Add one event (or another average) to the totals."""
         self.count += event.count
         self.cpu_time_total_ns += event.cpu_time_total_ns
         self.self_cpu_time_total_ns += event.self_cpu_time_total_ns
+        self.device_time_total_ns += event.device_time_total_ns
+        self.self_device_time_total_ns += event.self_device_time_total_ns
         for name in _SUMMED_MEMORY:
             setattr(self, name, getattr(self, name) + getattr(event, name))
         self.peak_memory_usage = max(self.peak_memory_usage, event.peak_memory_usage)
@@ -511,16 +665,30 @@ _SORT_KEYS = {
     "device_memory_usage": lambda e: e.device_memory_usage,
     "self_device_memory_usage": lambda e: e.self_device_memory_usage,
     "peak_memory_usage": lambda e: e.peak_memory_usage,
+    "self_device_time_total": lambda e: e.self_device_time_total_ns,
+    "device_time_total": lambda e: e.device_time_total_ns,
+    "device_time": lambda e: e.device_time_total_ns / max(e.count, 1),
 }
+_SORT_KEYS["self_cuda_time_total"] = _SORT_KEYS["self_device_time_total"]
+_SORT_KEYS["cuda_time_total"] = _SORT_KEYS["device_time_total"]
+_SORT_KEYS["cuda_time"] = _SORT_KEYS["device_time"]
 
 
 class EventList(list):
     """A list of events (or of averages) that prints as PyTorch's profiler table."""
 
-    def __init__(self, items: Iterable = (), *, profile_memory: bool = False, with_shapes: bool = False) -> None:
+    def __init__(
+        self,
+        items: Iterable = (),
+        *,
+        profile_memory: bool = False,
+        with_shapes: bool = False,
+        device_time_label: str | None = None,
+    ) -> None:
         super().__init__(items)
         self._profile_memory = profile_memory
         self._with_shapes = with_shapes
+        self._device_time_label = device_time_label  # "CUDA": the events have device time, columns so named
 
     def key_averages(self, group_by_input_shape: bool = False) -> EventList:
         """One :class:`FunctionEventAvg` per name (per name and input shapes when ``group_by_input_shape``)."""
@@ -532,12 +700,22 @@ class EventList(list):
             if avg is None:
                 avg = groups[key] = FunctionEventAvg(event.key, input_shapes=shapes, device=event.device)
             avg.add(event)
-        return EventList(groups.values(), profile_memory=self._profile_memory, with_shapes=group_by_input_shape)
+        return EventList(
+            groups.values(),
+            profile_memory=self._profile_memory,
+            with_shapes=group_by_input_shape,
+            device_time_label=self._device_time_label,
+        )
 
     @property
     def self_cpu_time_total(self) -> float:
         """Sum of the self times, microseconds (the total time profiled in operators)."""
         return sum(e.self_cpu_time_total_ns for e in self) / 1000.0
+
+    @property
+    def self_device_time_total(self) -> float:
+        """Sum of the self device times, microseconds."""
+        return sum(e.self_device_time_total_ns for e in self) / 1000.0
 
     def table(
         self,
@@ -552,8 +730,10 @@ class EventList(list):
 
         ``sort_by``: None (recorded order), ``"self_cpu_time_total"``, ``"cpu_time_total"``,
         ``"cpu_time"``, ``"count"``, ``"cpu_memory_usage"``, ``"self_cpu_memory_usage"``,
-        ``"device_memory_usage"``, ``"self_device_memory_usage"`` or ``"peak_memory_usage"``.
-        Columns: Name, Self CPU %, Self CPU, CPU total %, CPU total, CPU time avg, CPU Mem and
+        ``"device_memory_usage"``, ``"self_device_memory_usage"``, ``"peak_memory_usage"``,
+        ``"self_device_time_total"``, ``"device_time_total"``, ``"device_time"`` (or their ``cuda_``
+        names). Columns: Name, Self CPU %, Self CPU, CPU total %, CPU total, CPU time avg, Self CUDA,
+        Self CUDA %, CUDA total, CUDA time avg (when ops were timed on a device; named after its type), CPU Mem and
         Self CPU Mem (with ``profile_memory``), Device Mem and Self Device Mem (with
         ``profile_memory``, when some event has memory on a non-CPU device), # of Calls,
         Input Shapes (when grouped by them). The memory columns are allocated minus freed bytes.
@@ -574,6 +754,8 @@ class EventList(list):
             device_memory=self._profile_memory
             and any(e.device_memory_usage or e.self_device_memory_usage for e in self),
             with_shapes=self._with_shapes,
+            device_time_label=self._device_time_label,
+            total_self_device_us=self.self_device_time_total,
             max_name=max_name_column_width,
             max_shapes=max_shapes_column_width,
             header=header,
@@ -609,12 +791,25 @@ def _percent(part: float, whole: float) -> str:
 
 
 def _build_table(
-    rows, total_self_us, *, profile_memory, device_memory, with_shapes, max_name, max_shapes, header
+    rows,
+    total_self_us,
+    *,
+    profile_memory,
+    device_memory,
+    with_shapes,
+    max_name,
+    max_shapes,
+    header,
+    device_time_label=None,
+    total_self_device_us=0.0,
 ) -> str:
     """Render ``rows`` (events or averages) like ``torch.autograd.profiler_util._build_table``."""
     names = [r.key for r in rows]
     name_width = min(max([len(n) for n in names] + [len("Name")]) + 4, max_name + 4)
     columns = ["Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
+    dev = device_time_label
+    if dev:
+        columns += [f"Self {dev}", f"Self {dev} %", f"{dev} total", f"{dev} time avg"]
     if profile_memory:
         columns += ["CPU Mem", "Self CPU Mem"]
     if device_memory:
@@ -654,6 +849,14 @@ def _build_table(
             format_time(total_ns / 1000.0),
             format_time(total_ns / 1000.0 / count if count else 0.0),
         ]
+        if dev:
+            device_ns = r.device_time_total_ns
+            values += [
+                format_time(r.self_device_time_total_ns / 1000.0),
+                _percent(r.self_device_time_total_ns / 1000.0, total_self_device_us),
+                format_time(device_ns / 1000.0),
+                format_time(device_ns / 1000.0 / count if count else 0.0),
+            ]
         if profile_memory:
             values += [format_memory(r.cpu_memory_usage), format_memory(r.self_cpu_memory_usage)]
         if device_memory:
@@ -664,6 +867,8 @@ def _build_table(
         out.append(fmt(values))
     out.append(line)
     out.append(f"Self CPU time total: {format_time(total_self_us)}")
+    if dev:
+        out.append(f"Self {dev} time total: {format_time(total_self_device_us)}")
     return "\n".join(out) + "\n"
 
 
@@ -676,15 +881,26 @@ class profile:
     ``profile_memory``: record the bytes allocated and freed per call (storages constructed
     and destroyed, seen through the core's allocation hook) and the peak
     (:meth:`peak_memory`); ``record_shapes``: record the input shapes; ``with_stack``:
-    record the user's call stack. Blocks nest (an inner block's events are recorded by
-    every enclosing active profile too); the same object cannot be entered twice. After
-    the block, :meth:`events` and :meth:`key_averages` give the results.
+    record the user's call stack; ``activities`` (an iterable of :class:`ProfilerActivity`,
+    default every one): which devices' time is taken (see the module's docstring). Blocks nest
+    (an inner block's events are recorded by every enclosing active profile too); the same
+    object cannot be entered twice. After the block, :meth:`events` and :meth:`key_averages`
+    give the results.
     """
 
-    def __init__(self, profile_memory: bool = False, record_shapes: bool = False, with_stack: bool = False):
+    def __init__(
+        self,
+        profile_memory: bool = False,
+        record_shapes: bool = False,
+        with_stack: bool = False,
+        *,
+        activities: Iterable[ProfilerActivity] | None = None,
+    ):
         self.profile_memory = bool(profile_memory)
         self.record_shapes = bool(record_shapes)
         self.with_stack = bool(with_stack)
+        self.activities = _activities(activities)
+        self._device_time_label: str | None = None
         self._recorder: _Recorder | None = None
         self._saved = None
         self._entered = False
@@ -693,7 +909,14 @@ class profile:
         if self._entered:
             raise RuntimeError("opweave.profiler.profile: this profiler is already recording (it is not reentrant)")
         state = _state.local()
-        self._recorder = _Recorder(self.record_shapes, self.profile_memory, self.with_stack, threading.get_ident())
+        self._recorder = _Recorder(
+            self.record_shapes,
+            self.profile_memory,
+            self.with_stack,
+            threading.get_ident(),
+            _timed_types(self.activities),
+        )
+        self._device_time_label = None
         if self.profile_memory:
             _install_memory_hooks()
         self._saved = state.included
@@ -716,6 +939,9 @@ class profile:
         if self.profile_memory:
             self._recorder.stop()
             _remove_memory_hooks()
+        types = self._recorder.resolve_device_times()
+        if types:
+            self._device_time_label = types.pop().upper() if len(types) == 1 else "Device"
 
     def peak_memory(self, device: _device_type | str | None = None) -> int:
         """The most bytes alive at once during the block, counting the storages constructed in it.
@@ -741,7 +967,12 @@ class profile:
     def events(self) -> EventList:
         """Every recorded event, in the order the calls started."""
         recorder = self._require("events")
-        return EventList(recorder.events, profile_memory=self.profile_memory, with_shapes=False)
+        return EventList(
+            recorder.events,
+            profile_memory=self.profile_memory,
+            with_shapes=False,
+            device_time_label=self._device_time_label,
+        )
 
     def key_averages(self, group_by_input_shape: bool = False) -> EventList:
         """The events added up per op name (and per input shapes when ``group_by_input_shape``)."""
@@ -755,6 +986,11 @@ class profile:
     def self_cpu_time_total(self) -> float:
         """Total self time of all events, microseconds."""
         return self.events().self_cpu_time_total
+
+    @property
+    def self_device_time_total(self) -> float:
+        """Total self device time of all events, microseconds (0 when no device was timed)."""
+        return self.events().self_device_time_total
 
     def export_chrome_trace(self, path: str) -> None:
         """Write the events as a Chrome trace (``chrome://tracing``, Perfetto) JSON file.
@@ -786,6 +1022,8 @@ class profile:
                 args["args"] = e.user_args
             if self.profile_memory:
                 args |= {"Allocated Bytes": e.allocated_bytes, "Freed Bytes": e.freed_bytes}
+            if self._device_time_label:
+                args["Device Duration"] = e.device_time_total_ns / 1000.0
             category = "cpu_op" if e.kind == "op" else "user_annotation"
             trace.append(
                 {"name": e.name, "ph": "X", "cat": category, "ts": ts, "dur": e.cpu_time_total_ns / 1000.0}
@@ -798,3 +1036,27 @@ class profile:
         if self._recorder is None:
             raise RuntimeError(f"opweave.profiler.profile.{what}(): the profiler has not run (use it in a with block)")
         return self._recorder
+
+
+def _activities(activities) -> frozenset:
+    """``activities`` as a set of :class:`ProfilerActivity` (None: all), with a ``TypeError`` for anything else."""
+    if activities is None:
+        return frozenset(ProfilerActivity)
+    if isinstance(activities, (str, ProfilerActivity)) or not isinstance(activities, Iterable):
+        raise TypeError(
+            f"profile(): activities must be an iterable of ProfilerActivity, got {type(activities).__name__}"
+        )
+    chosen = frozenset(activities)
+    for activity in chosen:
+        if not isinstance(activity, ProfilerActivity):
+            raise TypeError(f"profile(): activities must hold ProfilerActivity values, got {activity!r}")
+    return chosen
+
+
+def _timed_types(activities: frozenset) -> Callable[[str], bool] | None:
+    """Which device types get device time under ``activities`` (None: none)."""
+    cuda = ProfilerActivity.CUDA in activities
+    other = ProfilerActivity.PrivateUse1 in activities
+    if not (cuda or other):
+        return None
+    return lambda device_type: cuda if device_type == "cuda" else other

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import importlib.util
+import os
 import subprocess
 import sys
 import threading
@@ -194,5 +195,7 @@ def test_the_flags_need_no_plugin():
         "'opweave_cuda' in sys.modules)"
     )
     env = {"OPWEAVE_AUTOLOAD": "0", "PATH": ""}
+    if "PYTHONPATH" in os.environ:  # opweave may be found through it (scripts/cuda_check.sh without pip)
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
     assert out.split() == ["high", "False", "False"]

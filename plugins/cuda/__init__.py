@@ -36,10 +36,9 @@ __all__ = [
 def opweave_register(registry):
     """Declare the CUDA backend, register its kernels (when a device exists) and the NCCL engine (when it can)."""
     if register_device(registry, BACKEND, device_module):  # the generator's kernels, then CUDA's own over them
-        from . import _kernels, _softmax
+        from . import _kernels
 
         _kernels.register(registry, BACKEND)
-        _softmax.register(registry, BACKEND)
     from . import _nccl_engine
 
     _nccl_engine.register(registry, BACKEND)

@@ -30,6 +30,10 @@ class CUDABackend(KernelBackend):
     #: what cuBLAS runs float32 GEMMs in at each ``set_float32_matmul_precision`` (docs/cuda-matmul.md)
     float32_matmul_modes = MappingProxyType({"high": "tf32", "medium": "bf16"})
 
+    def __init__(self):
+        super().__init__()
+        self._timers: dict = {}  # device index -> the profiler's EventTimer
+
     def runtimes(self) -> list:
         """Every CUDA device, as :class:`~._runtime.CudaRuntime` (empty without a driver or a GPU)."""
         return _runtime.devices()
@@ -139,6 +143,16 @@ class CUDABackend(KernelBackend):
         _pinned.copy_from_host_async(self.runtime(storage.device), storage.handle.buffer, array.reshape(-1))
         shape = tuple(array.shape)
         return wrap_storage(storage, shape, contiguous_strides(shape), 0, dtype=dtype, device=storage.device)
+
+    def profiler_timer(self, device):
+        """``opweave.profiler``'s timer of ``device``: CUDA timing events on its current stream (one per device)."""
+        from ._profiler_timer import EventTimer
+
+        index = device_index(device)
+        timer = self._timers.get(index)
+        if timer is None:
+            timer = self._timers[index] = EventTimer(runtime_at(index))
+        return timer
 
     def reset_peak(self, device) -> None:
         """Make the peak of ``memory_stats`` the bytes allocated now."""

@@ -40,6 +40,7 @@ class CudaRuntime(Runtime):
     """One CUDA device: its primary context, memory pool, properties and loaded modules."""
 
     dialect = CUDA
+    overrides = frozenset({"group_softmax"})  # softmax rows: one block per row (codegen.softmax.group_program)
 
     def __init__(self, index: int):
         super().__init__()

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from ._cffi_library import CffiLibrary
+
 __all__ = [
     "CDEF",
     "GemmPlan",
@@ -378,36 +380,12 @@ def check_deterministic_workspace(deterministic: bool, warn_only: bool, config: 
 
 # -- the library ---------------------------------------------------------------------------------------------------
 
-_load_lock = threading.Lock()
-_library: tuple[Any, Any, str] | None = None  # (ffi, lib, path)
-_load_error: str | None = None
+_LIBRARY = CffiLibrary("cuBLAS", "cublas", CDEF, symbols)
 
 
 def _load() -> tuple[Any, Any, str]:
-    """Load libcublas once (``cuda.pathfinder`` finds the ``nvidia-cublas`` wheel's copy, or a toolkit's)."""
-    global _library, _load_error
-    if _library is not None:
-        return _library
-    with _load_lock:
-        if _library is not None:
-            return _library
-        if _load_error is not None:
-            raise RuntimeError(_load_error)
-        try:
-            import cffi
-            from cuda.pathfinder import load_nvidia_dynamic_lib
-
-            path = load_nvidia_dynamic_lib("cublas").abs_path
-            ffi = cffi.FFI()
-            ffi.cdef(CDEF)
-            lib = ffi.dlopen(path)
-            for name in symbols():  # fail here, not at the first call, if the library lacks one
-                getattr(lib, name)
-        except Exception as exc:
-            _load_error = f"cuBLAS could not be loaded: {type(exc).__name__}: {exc}"
-            raise RuntimeError(_load_error) from exc
-        _library = (ffi, lib, path)
-        return _library
+    """Load libcublas once: ``(ffi, lib, path)`` (``RuntimeError`` naming why it cannot be loaded)."""
+    return _LIBRARY.load()
 
 
 def available() -> tuple[bool, str]:
@@ -429,8 +407,8 @@ def available() -> tuple[bool, str]:
 def _status_error(function: str, status: int) -> RuntimeError:
     name = STATUS_NAMES.get(status, f"cuBLAS status {status}")
     detail = ""
-    if _library is not None:
-        ffi, lib, _ = _library
+    if _LIBRARY.loaded is not None:
+        ffi, lib, _ = _LIBRARY.loaded
         text = lib.cublasGetStatusString(status)
         detail = f": {ffi.string(text).decode()}" if text != ffi.NULL else ""
     return RuntimeError(f"cuBLAS {function} failed with {name}{detail}")

@@ -15,43 +15,20 @@ import opweave
 from ._backend import BACKEND, FUNCTIONS, NAME, device_index, runtime_at
 from ._streams import Event, Stream, current_stream, default_stream, set_stream, stream
 
-_functions = FUNCTIONS  # the functions every kernel backend's device module has (opweave_kernelgen.devices)
-is_available = _functions.is_available
-unavailable_reason = _functions.unavailable_reason
-device_count = _functions.device_count
-current_device = _functions.current_device
-set_device = _functions.set_device
-synchronize = _functions.synchronize
-memory_stats = _functions.memory_stats
-memory_allocated = _functions.memory_allocated
-max_memory_allocated = _functions.max_memory_allocated
-memory_reserved = _functions.memory_reserved
-empty_cache = _functions.empty_cache
-
 __all__ = [
+    *FUNCTIONS.export(globals()),  # is_available, device_count, memory_stats... (opweave_kernelgen.devices)
     "Event",
     "Stream",
-    "current_device",
     "current_stream",
     "default_stream",
-    "device_count",
-    "empty_cache",
     "get_device_capability",
     "get_device_name",
     "get_device_properties",
-    "is_available",
     "is_bf16_supported",
-    "max_memory_allocated",
     "max_memory_reserved",
-    "memory_allocated",
-    "memory_reserved",
-    "memory_stats",
     "reset_peak_memory_stats",
-    "set_device",
     "set_stream",
     "stream",
-    "synchronize",
-    "unavailable_reason",
 ]
 
 
@@ -89,7 +66,7 @@ def get_device_properties(device=None) -> DeviceProperties:
 
 def is_bf16_supported() -> bool:
     """Whether the current device computes bfloat16 natively (compute capability 8.0 or newer)."""
-    return is_available() and get_device_capability() >= (8, 0)
+    return FUNCTIONS.is_available() and get_device_capability() >= (8, 0)
 
 
 def max_memory_reserved(device=None) -> int:

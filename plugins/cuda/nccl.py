@@ -27,9 +27,10 @@ Reductions (what PyTorch's NCCL backend does, and where opweave goes further):
 from __future__ import annotations
 
 import re
-import threading
 from dataclasses import dataclass
 from typing import Any
+
+from ._cffi_library import CffiLibrary
 
 __all__ = [
     "CDEF",
@@ -195,38 +196,12 @@ def reduction_plan(dtype: str, op: str, where: str) -> NcclReduction | str:
 
 # -- the library -----------------------------------------------------------------------------------------------------
 
-_load_lock = threading.Lock()
-_library: tuple[Any, Any, str] | None = None  # (ffi, lib, path)
-_load_error: str | None = None
+_LIBRARY = CffiLibrary("NCCL", "nccl", CDEF, symbols, hint=" (pip install 'opweave[cuda]' installs it)")
 
 
 def _load() -> tuple[Any, Any, str]:
-    """Load libnccl once (``cuda.pathfinder`` finds the ``nvidia-nccl-cu13`` wheel's copy, or a system one)."""
-    global _library, _load_error
-    if _library is not None:
-        return _library
-    with _load_lock:
-        if _library is not None:
-            return _library
-        if _load_error is not None:
-            raise RuntimeError(_load_error)
-        try:
-            import cffi
-            from cuda.pathfinder import load_nvidia_dynamic_lib
-
-            path = load_nvidia_dynamic_lib("nccl").abs_path
-            ffi = cffi.FFI()
-            ffi.cdef(CDEF)
-            lib = ffi.dlopen(path)
-            for name in symbols():  # fail here, not at the first call, if the library lacks one
-                getattr(lib, name)
-        except Exception as exc:
-            _load_error = (
-                f"NCCL could not be loaded: {type(exc).__name__}: {exc} (pip install 'opweave[cuda]' installs it)"
-            )
-            raise RuntimeError(_load_error) from exc
-        _library = (ffi, lib, path)
-        return _library
+    """Load libnccl once: ``(ffi, lib, path)`` (``RuntimeError`` naming why it cannot be loaded)."""
+    return _LIBRARY.load()
 
 
 def version() -> tuple[int, int, int]:
@@ -253,9 +228,9 @@ def available() -> tuple[bool, str]:
 def error_text(result: int, comm: Any = None) -> str:
     """``name: description`` of an ``ncclResult_t``, with ``ncclGetLastError``'s text when it has one."""
     name = RESULT_NAMES.get(result, f"ncclResult_t {result}")
-    if _library is None:
+    if _LIBRARY.loaded is None:
         return name
-    ffi, lib, _ = _library
+    ffi, lib, _ = _LIBRARY.loaded
     text = lib.ncclGetErrorString(result)
     detail = ffi.string(text).decode(errors="replace") if text != ffi.NULL else ""
     last = lib.ncclGetLastError(ffi.NULL if comm is None else comm)

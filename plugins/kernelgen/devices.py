@@ -3,8 +3,8 @@
 :class:`DeviceList` discovers a backend's runtimes once (thread-safe) and keeps the reason
 when there are none; :class:`DeviceFunctions` holds the functions every device module has,
 with ``torch.cuda``'s names, bound to one :class:`~opweave_kernelgen.KernelBackend`. A plugin's
-``device_module.py`` takes them from one ``DeviceFunctions`` and adds what only its device has
-(CUDA's streams, events and device properties), so the plugins read the same.
+``device_module.py`` puts them in its namespace with :meth:`DeviceFunctions.export` and adds what
+only its device has (CUDA's streams, events and device properties), so the plugins read the same.
 """
 
 from __future__ import annotations
@@ -42,6 +42,22 @@ class DeviceList:
         return self._reason
 
 
+#: The functions every kernel backend's device module has (``DeviceFunctions.export``), ``torch.cuda``'s names.
+EXPORTED = (
+    "is_available",
+    "unavailable_reason",
+    "device_count",
+    "current_device",
+    "set_device",
+    "synchronize",
+    "memory_stats",
+    "memory_allocated",
+    "max_memory_allocated",
+    "memory_reserved",
+    "empty_cache",
+)
+
+
 class DeviceFunctions:
     """The device-module functions of ``backend`` (``is_available``, ``memory_stats``...), bound to it.
 
@@ -61,6 +77,13 @@ class DeviceFunctions:
         if dev.type != self.name:
             raise ValueError(f"expected a device of type '{self.name}', got '{dev}'")
         return dev if dev.index is not None else opweave.device(self.name, self.current_device())
+
+    def export(self, namespace: dict) -> list[str]:
+        """Bind the :data:`EXPORTED` functions into ``namespace`` (a device module's ``globals()``); return their
+        names, for the module's ``__all__``."""
+        for name in EXPORTED:
+            namespace[name] = getattr(self, name)
+        return list(EXPORTED)
 
     def index(self, device=None) -> int:
         """The index of :meth:`device`."""

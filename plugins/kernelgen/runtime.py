@@ -164,6 +164,7 @@ class Runtime(ABC):
 
     #: Device-specific kernels a runtime selects by name (``"packed_matmul"``, ``"vector_softmax"``): the
     #: generator's tuned variants for CPU devices with vector types; a runtime without them gets the portable ones.
+    #: ``"group_softmax"``: a work group per softmax row (GPUs whose dialect has subgroup shuffles).
     overrides: frozenset = frozenset()
 
 

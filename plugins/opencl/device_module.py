@@ -13,30 +13,4 @@ from opweave_kernelgen.devices import DeviceFunctions
 
 from ._backend import BACKEND
 
-__all__ = [
-    "current_device",
-    "device_count",
-    "empty_cache",
-    "is_available",
-    "max_memory_allocated",
-    "memory_allocated",
-    "memory_reserved",
-    "memory_stats",
-    "set_device",
-    "synchronize",
-    "unavailable_reason",
-]
-
-
-_functions = DeviceFunctions(BACKEND)
-is_available = _functions.is_available
-unavailable_reason = _functions.unavailable_reason
-device_count = _functions.device_count
-current_device = _functions.current_device
-set_device = _functions.set_device
-synchronize = _functions.synchronize
-memory_stats = _functions.memory_stats
-memory_allocated = _functions.memory_allocated
-max_memory_allocated = _functions.max_memory_allocated
-memory_reserved = _functions.memory_reserved
-empty_cache = _functions.empty_cache
+__all__ = DeviceFunctions(BACKEND).export(globals())

@@ -29,6 +29,7 @@ from opweave_kernelgen.codegen import reduction as red_gen
 from opweave_kernelgen.codegen import reduction_extra as rx_gen
 from opweave_kernelgen.codegen import scan as scan_gen
 from opweave_kernelgen.codegen import scatter as scatter_gen
+from opweave_kernelgen.codegen import softmax as softmax_gen
 from opweave_kernelgen.codegen import sort as sort_gen
 from opweave_kernelgen.codegen import special as special_gen
 from opweave_kernelgen.kernels import complex as ck
@@ -51,7 +52,7 @@ LOCAL = 64
 FAMILIES = frozenset(
     {"ew", "where", "copy", "convert", "cew", "cangle", "cmake", "cconvert", "cbmm", "reduce", "ewx", "ewx_param",
      "special", "conv", "iota", "eye", "tri_indices", "take_along", "bmm", "linalg", "masked", "pool",
-     "philox", "var", "argext", "scan", "scatter_move", "scatter_acc", "bincount", "sort", "fft"}
+     "philox", "var", "argext", "scan", "scatter_move", "scatter_acc", "bincount", "sort", "fft", "softmax_group"}
 )  # fmt: skip
 CPU_ONLY = frozenset({"bmm_packed", "softmax", "im2col"})
 
@@ -121,7 +122,7 @@ def programs(dialect) -> dict:
         add(("reduce", s, a, o), lambda: red_gen.program(dialect, s, a, o, red_local, False))
     for s, o in (("complex64", "complex64"), ("complex128", "complex128"), ("float32", "complex64")):
         add(("reduce", s, o), ck.reduction_source(dialect, s, o, LOCAL))
-    for d in (*INTS, *FLOATS):
+    for d in (*INTS, *FLOATS, *(("float16",) if half else ())):
         for contiguous in (False, True):
             add(("ewx", d, contiguous), lambda: ewx_k._source(dialect, d, contiguous))
     for d in FLOATS:
@@ -166,4 +167,7 @@ def programs(dialect) -> dict:
         add(("sort", d), lambda: sort_gen.program(dialect, d, LOCAL))
     for real in ("float16", "float32", "float64"):
         add(("fft", real), lambda: fft_gen.program(dialect, real, True))
+    if dialect.name == "cuda":  # the runtimes with the "group_softmax" override: CUDA's (a warp of 32)
+        for d in ("float32", "float64"):
+            add(("softmax_group", d, 32), lambda: softmax_gen.group_program(dialect, d, 32))
     return out

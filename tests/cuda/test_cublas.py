@@ -10,8 +10,6 @@ PyTorch's documented behaviour. With a GPU and driver: the real call is compared
 from __future__ import annotations
 
 import gc
-import importlib
-import importlib.util
 import re
 import sys
 import threading
@@ -23,23 +21,7 @@ import opweave
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-
-def _load_cublas():
-    """``opweave_cuda.cublas`` if the CUDA plugin is installed, else the module loaded from its file."""
-    try:
-        return importlib.import_module("opweave_cuda.cublas")
-    except ImportError:
-        pass
-    path = Path(__file__).resolve().parents[2] / "plugins" / "cuda" / "cublas.py"
-    spec = importlib.util.spec_from_file_location("opweave_cuda_cublas_under_test", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
-    spec.loader.exec_module(module)
-    return module
-
-
-cublas = _load_cublas()
+from opweave_cuda import cublas
 
 # cublas_api.h / library_types.h, written out here so that a wrong constant in the module fails
 OP_N, OP_T = 0, 1
@@ -513,16 +495,14 @@ def test_one_handle_per_device_and_thread_and_finished_threads_give_theirs_back(
 
 
 def test_available_reports_a_missing_library_without_raising(monkeypatch):
-    path = Path(cublas.__file__)
-    spec = importlib.util.spec_from_file_location("opweave_cuda_cublas_without_pathfinder", path)
-    fresh = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, fresh)
-    spec.loader.exec_module(fresh)
+    from opweave_cuda._cffi_library import CffiLibrary
+
+    monkeypatch.setattr(cublas, "_LIBRARY", CffiLibrary("cuBLAS", "cublas", cublas.CDEF, cublas.symbols))
     monkeypatch.setitem(sys.modules, "cuda.pathfinder", None)
-    ok, reason = fresh.available()
+    ok, reason = cublas.available()
     assert not ok
     assert reason.startswith("cuBLAS could not be loaded: ")
-    assert fresh.available() == (ok, reason), "the failure is remembered"
+    assert cublas.available() == (ok, reason), "the failure is remembered"
 
 
 # -- on a GPU ------------------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import numpy as np
 import opweave as ow
 import pytest
 from opweave.backends import register_plugin
-from opweave_cuda._runtime import launch_geometry
+from opweave_cuda._runtime import CudaRuntime, launch_geometry
 from opweave_kernelgen import DeviceProperties, KernelBackend, Runtime, register_kernels
 from opweave_kernelgen.c_runtime import HostBuffer
 from opweave_kernelgen.dialect.cuda import CUDA
@@ -39,6 +39,7 @@ class _DryRuntime(Runtime):
         has_bf16=True, subgroup_size=32, **launch_geometry(132, 2048),
     )  # fmt: skip
     device_name = f"{NAME}:0"
+    overrides = CudaRuntime.overrides
 
     def allocate(self, nbytes):
         return HostBuffer(nbytes)
@@ -182,3 +183,38 @@ def test_launch_geometry_follows_the_device_properties():
     _t((64, 1 << 10), ow.float32).sum(1)  # many outputs: one group each
     ((kernel, grid, block),) = LAUNCHES
     assert kernel == "sum_main" and grid == (64,) and block == (256,)
+
+
+def test_softmax_rows_are_one_block_each_and_other_layouts_decompose():
+    x, y = _t((5, 1000), ow.float32), _t((2, 3, 7), ow.float64)
+    LAUNCHES.clear()
+    ow.softmax(x, dim=-1)
+    assert LAUNCHES == [("softmax_rows", (5,), (256,))]
+    LAUNCHES.clear()
+    ow.log_softmax(y, dim=2)
+    assert LAUNCHES == [("log_softmax_rows", (6,), (256,))]
+    LAUNCHES.clear()
+    ow.softmax(x, dim=0)
+    assert "softmax_rows" not in [name for name, _, _ in LAUNCHES] and len(LAUNCHES) > 1
+
+
+def test_float16_extra_prims_run_their_own_kernels():
+    """The extra elementwise prims of float16 are one float16 kernel launch each: no conversion, no CPU fallback."""
+    x, y = _t((4, 5), ow.float16), _t((4, 5), ow.float16)
+    calls = [
+        lambda: ow.ops.prims.clamp(x, y, y),
+        lambda: ow.ops.prims.lerp(x, y, y),
+        lambda: ow.ops.prims.sign(x),
+        lambda: ow.ops.prims.floor_divide(x, y),
+        lambda: ow.ops.prims.logaddexp(x, y),
+        lambda: ow.ops.prims.xlogy(x, y),
+    ]
+    before = sum(ow.dispatch.cpu_fallback_calls().values())
+    for call in calls:
+        LAUNCHES.clear()
+        assert call().dtype == ow.float16
+        assert [name for name, _, _ in LAUNCHES] == ["s_float16"]
+    assert sum(ow.dispatch.cpu_fallback_calls().values()) == before
+    LAUNCHES.clear()
+    ow.ops.prims.nextafter(x, y)  # its step is half's: the CPU kernel
+    assert sum(ow.dispatch.cpu_fallback_calls().values()) == before + 1

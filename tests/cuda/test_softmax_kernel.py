@@ -1,5 +1,6 @@
-"""CUDA's row softmax kernels (``opweave_cuda._softmax``): compiled by NVRTC to cubins for sm_80 and sm_90 here,
-and against NumPy on a GPU (NaN and -inf rows, float64, log_softmax, the cases that decline to the generator)."""
+"""The generator's GPU row softmax (``codegen.softmax.group_program``, CUDA's ``"group_softmax"`` override): compiled
+by NVRTC to cubins for sm_80 and sm_90 here, and against NumPy on a GPU (NaN and -inf rows, float64, log_softmax,
+the cases that decline to the decomposition)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import opweave as ow
 import pytest
 
 _nvrtc = pytest.importorskip("opweave_cuda._nvrtc")
-from opweave_cuda import _softmax  # noqa: E402
+from opweave_cuda._runtime import CudaRuntime  # noqa: E402
+from opweave_kernelgen.codegen import softmax as softmax_gen  # noqa: E402
+from opweave_kernelgen.dialect.c import C  # noqa: E402
+from opweave_kernelgen.dialect.cuda import CUDA  # noqa: E402
 
 NVRTC, REASON = _nvrtc.nvrtc()
 
@@ -17,17 +21,19 @@ NVRTC, REASON = _nvrtc.nvrtc()
 @pytest.mark.parametrize("arch", [80, 90])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_kernels_compile_to_cubins(arch, dtype):
-    src = _softmax.source(dtype)
-    assert src.count("__device__ inline") == 3, "the three helpers once, used by both kernels"
+    src = softmax_gen.group_program(CUDA, dtype, 32)
+    assert src.count("__shfl_down_sync") == 2 * 2 * 2 * 5, "kernels x reductions x trees (in and over warps) x steps"
     cubin = _nvrtc.compile_cubin(src, arch, name=f"softmax_{dtype}.cu")
     assert cubin[:4] == b"\x7fELF"
-    assert set(_nvrtc.kernel_names(src)) == {f"softmax_rows_{dtype}", f"log_softmax_rows_{dtype}"}
+    assert set(_nvrtc.kernel_names(src)) == {"softmax_rows", "log_softmax_rows"}
     for name in _nvrtc.kernel_names(src):
         assert name.encode() in cubin
 
 
-def test_registered_for_every_softmax_op():
-    assert [op for op, _, _ in _softmax.OPS] == ["softmax", "log_softmax", "_softmax", "_log_softmax"]
+def test_cuda_selects_the_group_softmax_and_dialects_without_shuffles_cannot_render_it():
+    assert "group_softmax" in CudaRuntime.overrides
+    with pytest.raises(NotImplementedError, match="no subgroup shuffles"):
+        softmax_gen.group_program(C, "float32", 32)
 
 
 on_gpu = pytest.mark.skipif(not ow.cuda.is_available(), reason="no CUDA device")

@@ -165,6 +165,10 @@ class CudaDialect(Dialect):
             return f"(long)atomicAdd((unsigned long long*)({ptr}), (unsigned long long)({value}))"
         return f"atomicAdd((int*)({ptr}), (int)({value}))"
 
+    def subgroup_shuffle_down(self, expr: str, delta: str) -> str:
+        """``__shfl_down_sync`` over the whole warp."""
+        return f"__shfl_down_sync(0xffffffffu, {expr}, (unsigned)({delta}))"
+
 
 CUDA = CudaDialect()
 

@@ -9,8 +9,9 @@ decomposition, so both paths agree (tests/opencl/test_canonical.py checks it).
 
 ``softmax``/``log_softmax`` (and ATen's ``_softmax``/``_log_softmax``) of a contiguous float32/float64
 tensor along its last dim run on a CPU device as one kernel (``codegen.softmax``: a work item per row)
-instead of the decomposition's five prims; every other call (another dim, a layout, a ``dtype``
-argument, 16-bit floats, a GPU) is the decomposition's.
+instead of the decomposition's five prims, and on a runtime with the ``"group_softmax"`` override (CUDA) as
+one work group per row; every other call (another dim, a layout, a ``dtype`` argument, 16-bit floats,
+another GPU) is the decomposition's.
 """
 
 from __future__ import annotations
@@ -114,6 +115,10 @@ for _name in _SAME_DTYPE:
     _binary(_name)
 
 
+#: Work items per row of the GPU softmax (``codegen.softmax.group_program``; runtimes with ``"group_softmax"``).
+GROUP_SOFTMAX_LOCAL = 256
+
+
 def _softmax(packet_name: str, log: bool, internal: bool):
     op = getattr(ops, packet_name)
     op = op.default if internal else op.int
@@ -131,8 +136,18 @@ def _softmax(packet_name: str, log: bool, internal: bool):
             or dim not in (-1, self.ndim - 1)
             or not self.is_contiguous()
         ):
-            raise Decline("not a contiguous float32/float64 softmax over the last dim on a CPU device")
+            raise Decline("not a contiguous float32/float64 softmax over the last dim")
         rt = runtime_on(self.device)
+        if "group_softmax" in rt.overrides:  # a GPU: one work group per row
+            n = self.shape[-1]
+            out = empty(self.shape, self.dtype, self.device)
+            sub = rt.properties.subgroup_size
+            make = lambda: softmax_gen.group_program(rt.dialect, d, sub)  # noqa: E731
+            k = program_kernels(rt, ("softmax_group", d, sub), make)[name]
+            rows = self.numel() // n
+            group = GROUP_SOFTMAX_LOCAL
+            launch(rt, k, rows * group, buf(out), buf(self), i64(self.storage_offset()), i64(rows), i64(n), local=group)
+            return out
         if "vector_softmax" not in rt.overrides:
             raise Decline("not a contiguous float32/float64 softmax over the last dim on a vector CPU device")
         n = self.shape[-1]

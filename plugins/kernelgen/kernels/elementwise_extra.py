@@ -13,7 +13,9 @@ large contiguous calls use ``<op>_cs`` kernels, which read those operands once.
 
 Complex ``sgn`` and ``sinc`` run in the complex tables of ``kernels.complex``;
 complex ``nan_to_num`` runs the real kernel over both parts (``view_as_real``).
-CPU fallback: complex ``lerp``, float16, and integer ``floor_divide`` by zero
+float16 runs where the dialect computes it (``Dialect.computes_float16``: CUDA), in float and
+rounded once, as PyTorch's CUDA kernels do; not ``nextafter`` (its step is half's) nor the
+parameter ops. CPU fallback: complex ``lerp``, float16 elsewhere, and integer ``floor_divide`` by zero
 (detected with a device ``all`` reduction first, so that the CPU kernel raises
 its RuntimeError). ``kernels.elementwise`` hands the integer forms of ``div``,
 ``remainder``, ``fmod`` and ``pow`` (``INTEGER_FORMS``) to :func:`run`; a zero
@@ -51,6 +53,7 @@ from ._common import (
 _SIGNED = {"int8", "int16", "int32", "int64"}
 _UNSIGNED = {"uint8"}
 _FLOATS = {"bfloat16", "float32", "float64"}
+_HALF = "float16"  # floating too where the dialect computes float16 (``Dialect.computes_float16``)
 _BITS = {"uint8": 8, "int8": 8, "int16": 16, "int32": 32, "int64": 64}
 
 _SIGN_INT = ("((x0 > 0) - (x0 < 0))", "(x0 > 0)")
@@ -96,9 +99,14 @@ _DIVIDING = {"floor_divide", "div", "remainder", "fmod"}
 INTEGER_FORMS = {"div", "remainder", "fmod", "pow"}
 
 
-def _expr(name: str, dtype: str):
-    """The C expression of ``name`` for inputs of ``dtype``, or None when it has no OpenCL kernel."""
+def _expr(name: str, dtype: str, half: bool = False):
+    """The C expression of ``name`` for inputs of ``dtype``, or None when it has no OpenCL kernel.
+
+    ``half``: the dialect computes float16 (in float), so float16 takes the floating expressions.
+    """
     _, f, i, u = OPS[name]
+    if half and dtype == _HALF:
+        return None if name == "nextafter" else f
     if dtype in _FLOATS:
         return "ow_nextafter_bf16(x0, x1)" if name == "nextafter" and dtype == "bfloat16" else f
     if dtype in _SIGNED:
@@ -111,11 +119,12 @@ def _expr(name: str, dtype: str):
 _tables: dict = {}
 
 
-def _table(dtype: str) -> dict:
+def _table(dtype: str, half: bool = False) -> dict:
     """name -> (output dtype, expression) of every op of ``OPS`` with a kernel for ``dtype``."""
-    ops = _tables.get(dtype)
+    key = (dtype, half and dtype == _HALF)
+    ops = _tables.get(key)
     if ops is None:
-        ops = _tables[dtype] = {n: (dtype, e) for n in OPS if (e := _expr(n, dtype)) is not None}
+        ops = _tables[key] = {n: (dtype, e) for n in OPS if (e := _expr(n, dtype, half)) is not None}
     return ops
 
 
@@ -124,8 +133,9 @@ def _param_dtype(rt) -> str:
 
 
 def _source(dialect, dtype: str, contiguous: bool) -> str:
-    helper = gen.helpers(dialect, dtype, dtype in _FLOATS)
-    return gen.program(dialect, _table(dtype), [dtype] * 3, helper, contiguous)
+    half = dialect.computes_float16 and dtype == _HALF
+    helper = gen.helpers(dialect, dtype, dtype in _FLOATS or half)
+    return gen.program(dialect, _table(dtype, half), [dtype] * 3, helper, contiguous)
 
 
 def _param_source(dialect, dtype: str, pair: str, contiguous: bool) -> str:
@@ -159,22 +169,23 @@ def run(name: str, *inputs):
 
         return complex_elementwise(name, *inputs)
     d = dname(a)
-    if _expr(name, d) is None:
+    rt = runtime_of(a)
+    half = rt.dialect.computes_float16 and d == _HALF
+    if _expr(name, d, half) is None:
         return NotImplemented
     operands = [on_device(t, a.device) for t in inputs]
-    if name in _DIVIDING and d not in _FLOATS and not _all_nonzero(operands[1]):
+    if name in _DIVIDING and d not in _FLOATS and not half and not _all_nonzero(operands[1]):
         return NotImplemented
     if name == "pow" and d in _SIGNED and not _all_nonnegative(operands[1]):
         return NotImplemented  # the CPU kernel raises for negative integer powers
     out = _output(inputs, a.dtype)
-    rt = runtime_of(a)
     ks = program_kernels(rt, ("ewx", d), lambda: _source(rt.dialect, d, False))
 
     def contiguous():
         return program_kernels(rt, ("ewx", d, "c"), lambda: _source(rt.dialect, d, True))
 
     operands += [operands[-1]] * (3 - len(operands))
-    elementwise(rt, ks, name, out, operands, _opcode(("ewx", d), _table(d), name), contiguous)
+    elementwise(rt, ks, name, out, operands, _opcode(("ewx", d, half), _table(d, half), name), contiguous)
     return out
 
 
