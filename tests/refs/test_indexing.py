@@ -320,7 +320,10 @@ def test_index_put(dtype, case, data):
     want = values.copy()
     got = D.index_put(t, indices, tensor(new), accumulate)
     if accumulate:
-        np.add.at(want, key, new)
+        # Broadcast first: NumPy 2.4's ufunc.at broadcasts values over a multi-dim index on a 1-d array
+        # wrongly (np.add.at(np.zeros(3), [[0, 1], [0, 1]], [1.0, 2.0]) adds each value once, or reads
+        # past the values' buffer).
+        np.add.at(want, key, np.broadcast_to(new, target_view.shape))
     else:
         positions = np.arange(values.size).reshape(values.shape)[key]
         if np.unique(positions).size != positions.size:
