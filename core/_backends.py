@@ -111,6 +111,17 @@ class Backend:
         storage = self.copy_from_host(array, device)
         return Tensor._make(storage, array.shape, contiguous_strides(array.shape), 0, dt, device)
 
+    def from_host_result(self, array: np.ndarray, dtype: DType, device: Device) -> Tensor:
+        """A new tensor on ``device`` of ``dtype`` holding ``array``, a fresh NumPy result the caller hands over.
+
+        The core's direct indexing paths (``_fastpaths``) make their results with it on backends that declare
+        ``host_storage``. The default copies the elements in (``copy_from_host``); a backend whose storage can
+        be a NumPy array keeps ``array`` itself (the CPU does).
+        """
+        array = np.ascontiguousarray(array)
+        storage = self.copy_from_host(array, device)
+        return Tensor._make(storage, array.shape, contiguous_strides(array.shape), 0, dtype, device)
+
     def pinned_host_alloc(self, nbytes: int) -> Any:
         """Page-locked host memory of ``nbytes`` bytes: an object with the buffer protocol, freed when collected.
 

@@ -1,4 +1,4 @@
-"""Direct CPU paths of the indexing entry point: ``t[i:j]``, ``t[mask]``, ``t[index]``.
+"""Direct paths of the indexing entry point for host-storage tensors: ``t[i:j]``, ``t[mask]``, ``t[index]``.
 
 ``Tensor.__getitem__`` parses its index, builds views with ``prims.as_strided`` and runs
 advanced indices through ``prims.nonzero`` and ``prims.index``: tens of Python calls for
@@ -7,12 +7,16 @@ what NumPy does in one. :func:`getitem` takes the three everyday forms directly 
 tensor (NumPy's boolean indexing and ``take``, one call each) — and returns None for
 anything else, so the general path runs.
 
-It applies only where nothing can tell the difference: a CPU tensor, not quantized, with no
-autograd metadata (it neither requires grad nor has a history), and no mode on (the thread's
-included and excluded key sets are empty — no profiler, autocast, deterministic mode or plan
-being traced — and it is not in inference mode). Every other device keeps the general path.
-An index the direct path cannot take as is (out of range, a mask of another shape) also
-goes the general way, which raises PyTorch's error.
+It applies only where nothing can tell the difference: a tensor of a backend that declares
+``Backend.host_storage`` (the CPU's; its elements are host memory NumPy reads) with only its Dense
+key (not quantized, no Python subclass key), no autograd metadata (it neither requires grad nor
+has a history), no mode on (the thread's included and excluded key sets are empty — no profiler,
+autocast, deterministic mode or plan being traced — and it is not in inference mode), and the
+kernels of the prims the general path would call still the core's or that backend's plugin's
+(``_direct.Watch``). An index tensor must have the same key set. The result is made by the
+backend's ``from_host_result``. Every other tensor keeps the general path. An index the direct
+path cannot take as is (out of range, a mask of another shape) also goes the general way, which
+raises PyTorch's error.
 """
 
 from __future__ import annotations
@@ -21,58 +25,64 @@ import operator
 
 import numpy as np
 
-from . import _backends
+from . import _backends, _direct
 from . import _dtype as _dt
+from ._dispatcher import DISPATCHER
 from ._state import local
 from ._tensor import Size, Tensor
 
 _STATE = local()
 _INDEX_DTYPES = frozenset({_dt.int64, _dt.int32})
-_wrap = None  # ``native_wrapper`` of the CPU device (made on first use: it imports the kernel API)
-
-
-def _cpu_wrap():
-    global _wrap
-    from ._device import device
-    from .backends.kernel import native_wrapper
-
-    _wrap = native_wrapper(device("cpu"))
-    return _wrap
-
-
-def _native(t: Tensor) -> np.ndarray:
-    a = t._native
-    return a if a is not None else _backends.get("cpu").host_view(t)
+_HOST = _backends.host_storage_keys  # Dense key sets of the host-storage backends (updated in place)
+#: The prims the general path calls for the forms taken here (any of them re-registered turns this off).
+WATCH = _direct.Watch(("prims::as_strided", "prims::index", "prims::nonzero"))
+_new = object.__new__
+_CLAIMED = _backends._backends  # device type -> backend (a key set in _HOST is a claimed backend's)
 
 
 def getitem(self: Tensor, idx) -> Tensor | None:
     """``self[idx]`` by a direct path, or None where the general path must run (see the module docstring)."""
-    if self._ag is not None or self._qparams is not None or self._device.type != "cpu":
+    keys = self._keys
+    if self._ag is not None or self._qparams is not None or keys not in _HOST:
         return None
     state = _STATE
     if state.included or state.excluded or state.inference:
+        return None
+    if WATCH.generation != DISPATCHER.plan_generation and not WATCH.refresh():
         return None
     shape = self._shape
     if not shape:
         return None
     if type(idx) is slice:
         return _slice(self, idx, shape)
-    if type(idx) is not Tensor or idx._device.type != "cpu" or idx._ag is not None or idx._qparams is not None:
+    if type(idx) is not Tensor or idx._keys != keys or idx._ag is not None:
+        return None
+    device = self._device
+    if idx._device is not device and idx._device != device:
         return None
     dtype = idx._dtype
+    if dtype is not _dt.bool and dtype not in _INDEX_DTYPES:
+        return None
+    backend = _CLAIMED[device.type]
+    a = self._native
+    if a is None and (a := backend.host_view(self)) is None:
+        return None
+    i = idx._native
+    if i is None and (i := backend.host_view(idx)) is None:
+        return None
     if dtype is _dt.bool:
         mask_shape = idx._shape
         if not mask_shape or mask_shape != shape[: len(mask_shape)]:
             return None
-        values = _native(self)[_native(idx)]
-    elif dtype in _INDEX_DTYPES:
+        values = a[i]
+    else:
         try:
-            values = np.asarray(np.take(_native(self), _native(idx), axis=0))  # a 0-dim index gives a scalar
+            values = np.take(a, i, axis=0)
         except IndexError:  # out of range: the general path raises PyTorch's message
             return None
-    else:
-        return None
-    return (_wrap or _cpu_wrap())(values, self._dtype)
+        if type(values) is not np.ndarray:  # a 0-dim index gives a NumPy scalar
+            values = np.asarray(values)
+    return backend.from_host_result(values, self._dtype, device)
 
 
 def _slice(self: Tensor, s: slice, shape) -> Tensor | None:
@@ -86,14 +96,16 @@ def _slice(self: Tensor, s: slice, shape) -> Tensor | None:
     start, stop, step = s.indices(size)
     length = max(0, -(-(stop - start) // step))
     stride = self._stride if self._stride is not None else self.stride()
-    view = Tensor._make(
-        self._storage,
-        Size((length, *shape[1:])),
-        (stride[0] * step, *stride[1:]),
-        self._offset + (start * stride[0] if length else 0),
-        self._dtype,
-        self._device,
-        self._keys,
-    )
-    view._base = self if self._base is None else self._base
+    view = _new(Tensor)  # what ``Tensor._make`` sets, without its checks (self's device and keys are settled)
+    view._st = self._storage
+    view._shape = Size((length, *shape[1:]))
+    view._stride = (stride[0] * step, *stride[1:])
+    view._offset = self._offset + (start * stride[0] if length else 0)
+    view._dtype, view._device, view._keys = self._dtype, self._device, self._keys
+    view._native = None
+    view._wrapped_number = False
+    view._qparams = None
+    view._ag = None
+    base = self._base
+    view._base = self if base is None else base
     return view

@@ -7,6 +7,7 @@ method, and every canonical packet becomes an ``opweave.<name>`` function.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -343,6 +344,41 @@ def to(
     return out
 
 
+def new_tensor(
+    self: Tensor,
+    data: object,
+    *,
+    dtype: _dtype.dtype | None = None,
+    device: _device_cls | str | int | None = None,
+    requires_grad: bool = False,
+    layout: Any = None,
+    pin_memory: bool = False,
+) -> Tensor:
+    """A new leaf tensor holding a copy of ``data`` (nested sequences, scalars, arrays, tensors); never shares memory.
+
+    ``dtype`` and ``device`` default to this tensor's (not to those ``data`` would infer). A tensor ``data`` is
+    copied and detached, with PyTorch's ``UserWarning`` recommending ``data.detach().clone()``.
+    """
+    from ._factories import tensor
+    from .refs._shapes import check_layout
+
+    check_layout("new_tensor", layout, pin_memory)
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+            "sourceTensor.detach().clone().requires_grad_(True), rather than tensor.new_tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
+    return tensor(
+        data,
+        dtype=self.dtype if dtype is None else dtype,
+        device=self.device if device is None else device,
+        requires_grad=requires_grad,
+        pin_memory=pin_memory,
+    )
+
+
 def cpu(self: Tensor) -> Tensor:
     """This tensor on the CPU (itself if already there)."""
     return to(self, "cpu")
@@ -404,6 +440,7 @@ for _fn in (
     __dlpack__,
     __dlpack_device__,
     to,
+    new_tensor,
     cpu,
     pin_memory,
     is_pinned,

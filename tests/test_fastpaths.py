@@ -6,13 +6,17 @@ direct paths leave to the general one (autograd, modes, out-of-range indices) ke
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import opweave
 import pytest
+from host_memory import HostMemory, new, view
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from opweave import _fastpaths
+from opweave.dispatch import registered
 
 DTYPES = [np.float32, np.float64, np.int64, np.bool_, np.float16]
 
@@ -103,3 +107,66 @@ def test_tensors_with_autograd_and_modes_take_the_general_path():
     with opweave.profiler.profile() as prof:
         plain[mask]
     assert any("nonzero" in e.name for e in prof.events())
+
+
+def test_a_registered_index_kernel_turns_the_direct_path_off():
+    t = opweave.arange(5.0)
+    idx = opweave.tensor([4, 0])
+    seen = []
+
+    def spy(a, indices):
+        seen.append(len(indices))
+        return opweave.tensor(np.take(a.numpy(), indices[0].numpy(), axis=0))
+
+    with registered(opweave.ops.prims.index.default, spy, backend="cpu"):
+        assert _fastpaths.getitem(t, idx) is None
+        np.testing.assert_array_equal(t[idx].numpy(), [4.0, 0.0])
+    assert seen == [1]
+    assert _fastpaths.getitem(t, idx) is not None  # removed: the direct path again
+
+
+class _HostStore(HostMemory):
+    """A vendor-style device whose storage is host bytes NumPy reads with the tensor's strides."""
+
+    host_storage = True
+
+    def host_view(self, tensor):
+        """The tensor's elements over its bytes (shares memory)."""
+        return view(tensor)
+
+
+HOST_STORE, BYTE_STORE = _HostStore("fasthoststore"), HostMemory("fastbytestore")
+
+
+@pytest.fixture(scope="module")
+def host_backends():
+    plugin = types.ModuleType("fast_host_plugin")
+
+    @opweave.hookimpl
+    def opweave_register(registry):
+        registry.backend(HOST_STORE)
+        registry.backend(BYTE_STORE)
+
+    plugin.opweave_register = opweave_register
+    opweave.backends.register_plugin(plugin, name="fast_host_plugin")
+    return HOST_STORE, BYTE_STORE
+
+
+def test_a_backend_declaring_host_storage_gets_the_direct_paths(host_backends):
+    host, _ = host_backends
+    values = np.arange(12.0).reshape(4, 3)
+    t = new(host, values)
+    mask, index = new(host, np.array([True, False, True, True])), new(host, np.array([3, 0, 3]))
+    for idx, want in [(slice(1, 4, 2), values[1:4:2]), (mask, values[[0, 2, 3]]), (index, values[[3, 0, 3]])]:
+        got = _fastpaths.getitem(t, idx)
+        assert got is not None and got.device == t.device and got.dtype == opweave.float64
+        np.testing.assert_array_equal(view(got), want)
+    assert _fastpaths.getitem(t, slice(1, 3))._storage is t._storage
+    assert _fastpaths.getitem(t, opweave.tensor([0])) is None  # an index on another device: the general path
+
+
+def test_a_backend_without_host_storage_keeps_the_general_path(host_backends):
+    _, other = host_backends
+    t = new(other, np.arange(6.0))
+    assert _fastpaths.getitem(t, slice(1, 3)) is None
+    assert _fastpaths.getitem(t, new(other, np.array([1]))) is None

@@ -432,6 +432,8 @@ def hvp(
         _check_requires_grad(jac, "jacobian", strict)
         us = tuple(zeros_like(inp).requires_grad_() for inp in ins)
         double_back = _autograd_grad(jac, ins, us, create_graph=True)
+        # PyTorch's hvp checks ``jac`` again here, labelled "hessian" (not ``double_back``): kept word for word,
+        # so strict mode raises exactly where PyTorch's does (a linear func: the "jacobian" error above).
         _check_requires_grad(jac, "hessian", strict)
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
         res = _autograd_grad(double_back, us, vs, create_graph=create_graph)

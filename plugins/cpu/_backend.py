@@ -65,6 +65,10 @@ class CPUBackend(Backend):
         """A CPU tensor holding a copy of ``array``."""
         return wrap(np.array(array, copy=True, order="C"))
 
+    def from_host_result(self, array: np.ndarray, dtype, device):
+        """A CPU tensor over ``array`` itself (a fresh result nobody else holds), of ``dtype``."""
+        return wrap_same(array, dtype)
+
 
 BACKEND = CPUBackend()
 _cached_native = K.cached_native

@@ -376,6 +376,26 @@ def test_strict_errors_word_for_word():
     assert not x.requires_grad and not y.requires_grad  # failing calls leave the inputs as they were
 
 
+def test_strict_hvp_checks_the_jacobian_as_pytorch_does():
+    # PyTorch's hvp passes the gradient ``jac`` to its strict check twice ("jacobian", then "hessian"):
+    # a linear func raises the jacobian error; a func with a constant Hessian (x·x) passes strict mode.
+    x, v = t64([1.0, -2.0, 0.5]), t64([0.25, 3.0, -1.0])
+    with pytest.raises(
+        RuntimeError,
+        match=r"^While computing the hessian, found that the jacobian of the user-provided "
+        r"function with respect to input 0 is independent of the input\.",
+    ):
+        AF.hvp(lambda x: (x * 3).sum(), x, v, strict=True)
+    w = t64([2.0, 0.0, 1.0])
+    with pytest.raises(RuntimeError, match=r"with respect to input 1 is independent of the input\."):
+        AF.hvp(lambda x, w: (x * x).sum() + (w * 4).sum(), (x, w), (v, v), strict=True)
+    out, hv = AF.hvp(lambda x: (x * x).sum(), x, v, strict=True)
+    close(out, np.sum(x.numpy() ** 2))
+    close(hv, 2 * v.numpy())  # H = 2I
+    out, hv = AF.hvp(lambda x: (x**3).sum(), x, v, strict=True)
+    close(hv, 6 * x.numpy() * v.numpy())  # H = diag(6x)
+
+
 def test_argument_errors():
     x = t64([1.0, 2.0])
     with pytest.raises(RuntimeError, match="The vector v can only be None if the user-provided function returns"):
