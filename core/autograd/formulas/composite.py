@@ -73,7 +73,7 @@ def _linear(ctx, g):
             gw = C.reshape(gw, [-1])
     if need[2]:
         batch = g.ndim - b.ndim
-        gb = C.sum(g, list(range(batch))) if batch > 0 else g
+        gb = C.sum.dim_IntList(g, list(range(batch))) if batch > 0 else g
     return (gx, gw, gb)
 
 
