@@ -26,6 +26,7 @@ assignment over every plane; out-of-range indices decline to the decomposition, 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -104,6 +105,22 @@ def _tiles(shape, kernel_size, stride, padding, dilation, ceil_mode) -> bool:
     return all(n % k == 0 and n > 0 for n, k in zip(spatial, kernel_size))
 
 
+@functools.lru_cache(maxsize=64)
+def _window_tables(spatial: tuple, kernel_size: tuple) -> tuple:
+    """(the kernel offsets in window order, each one's flat offset within a window, each window's first flat index)."""
+    d = len(kernel_size)
+    outs = tuple(n // k for n, k in zip(spatial, kernel_size))
+    plane = np.cumprod((1,) + spatial[::-1])[::-1][1:]  # row-major strides of a spatial plane
+    offsets = list(np.ndindex(*kernel_size))
+    table = np.array([sum(int(o) * int(p) for o, p in zip(offset, plane)) for offset in offsets], np.int64)
+    base = np.zeros(outs, np.int64)
+    for i in range(d):
+        step = np.arange(outs[i], dtype=np.int64) * (kernel_size[i] * int(plane[i]))
+        base = base + step.reshape((-1,) + (1,) * (d - 1 - i))
+    table.flags.writeable = base.flags.writeable = False
+    return tuple(offsets), table, base
+
+
 def tiling_max_pool(self, kernel_size, stride, padding, dilation, ceil_mode):
     """(values, flat indices) as NumPy arrays when the windows tile the input, else None.
 
@@ -117,9 +134,8 @@ def tiling_max_pool(self, kernel_size, stride, padding, dilation, ceil_mode):
         return None
     x = native(self)
     d = len(kernel_size)
-    spatial = x.shape[x.ndim - d :]
-    outs = tuple(n // k for n, k in zip(spatial, kernel_size))
-    offsets = list(np.ndindex(*kernel_size))
+    kernel_size = tuple(kernel_size)
+    offsets, table, base = _window_tables(x.shape[x.ndim - d :], kernel_size)
     small = len(offsets) <= 256
     best = local = None
     for j, offset in enumerate(offsets):
@@ -136,12 +152,6 @@ def tiling_max_pool(self, kernel_size, stride, padding, dilation, ceil_mode):
             np.maximum(local, won, out=local)
     if np.isnan(best).any():  # PyTorch picks the last NaN of a window: the general kernel
         return None
-    plane = np.cumprod((1,) + spatial[::-1])[::-1][1:]  # row-major strides of a spatial plane
-    table = np.array([sum(int(o) * int(p) for o, p in zip(offset, plane)) for offset in offsets], np.int64)
-    base = np.zeros(outs, np.int64)
-    for i in range(d):
-        step = np.arange(outs[i], dtype=np.int64) * (kernel_size[i] * int(plane[i]))
-        base = base + step.reshape((-1,) + (1,) * (d - 1 - i))
     if local is None:  # a one-element window
         return best, np.broadcast_to(base, best.shape).copy()
     flat = table.take(local)
@@ -188,8 +198,7 @@ def _im2col(self, kernel_size, dilation, padding, stride):
         (s[0], s[1], s[2] * dh, s[3] * dw, s[2] * sh, s[3] * sw),
         writeable=False,
     )
-    cols = np.empty((n, c, kh, kw, oh, ow), x.dtype)
-    np.copyto(cols, view)
+    cols = view.copy()  # C order: the columns' layout
     return wrap_same(cols.reshape(n, c * kh * kw, oh * ow), dtype)
 
 
