@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ..._factories import from_numpy
-from ._common import C, formula, node_names, row_starts
+from ._common import C, conj, formula, node_names, row_starts
 
 
 def _conv_weight_grad(inp, gout, stride, padding, dilation, kernel_shape):
@@ -37,8 +37,13 @@ def _conv2d_weight_grad_im2col(inp, gout, stride, padding, dilation, kernel_shap
 
 
 def _convolution_grads(need, x, w, b, g, stride, padding, dilation, transposed, groups):
-    """(input, weight, bias) gradients of a convolution, each where ``need`` asks for it."""
+    """(input, weight, bias) gradients of a convolution, each where ``need`` asks for it.
+
+    The output is linear in the input and in the weight, so each gradient reads the other operand
+    conjugated (PyTorch's convention for complex tensors).
+    """
     spatial = x.ndim - 2
+    x, w = conj(x), conj(w)
     gx = gw = gb = None
     if need[0]:
         if transposed:
