@@ -1,9 +1,10 @@
 """One training step (forward, backward, SGD) of an MLP 784-512-512-10 and of the digits CNN, batch 64.
 
 Beside the same step in PyTorch (if installed) and in hand-written NumPy, measured in the same run.
-Prints times in milliseconds and the ratios (the libraries take turns, best of several rounds), then
-the operator calls of one step as each library's profiler records them; asserts nothing.
-Run: ``python bench/train.py``.
+Prints times in milliseconds (the fastest round and the median round; the libraries take turns round
+by round) and the ratios (the median of each round's ratio), then the operator calls of one step as
+each library's profiler records them; asserts nothing.
+Run: ``python bench/train.py`` (``python bench/train.py cnn`` or ``mlp``: one model only).
 Every library runs single-threaded (BLAS and PyTorch), so the ratios compare the same resources;
 set ``OMP_NUM_THREADS``/``OPENBLAS_NUM_THREADS`` before running to change that.
 """
@@ -24,19 +25,19 @@ from opweave import nn  # noqa: E402
 BATCH = 64
 
 
-def best_ms(fns: dict, number: int = 10, repeat: int = 7) -> dict:
-    """Best time per call in milliseconds of each closure, the closures taking turns round by round.
+def round_ms(fns: dict, number: int = 10, repeat: int = 15) -> dict:
+    """Per-round time per call in milliseconds of each closure, the closures taking turns round by round.
 
-    Interleaving keeps the ratios fair on a machine whose load changes during the run.
+    Interleaving keeps the ratios fair on a machine whose load changes during the run: each round
+    gives one paired ratio, and the median of those is the figure least moved by a busy moment.
     """
-    best = {}
+    times: dict = {name: [] for name in fns}
     for fn in fns.values():
         fn()
     for _ in range(repeat):
         for name, fn in fns.items():
-            t = timeit.timeit(fn, number=number) / number * 1e3
-            best[name] = min(best.get(name, t), t)
-    return best
+            times[name].append(timeit.timeit(fn, number=number) / number * 1e3)
+    return times
 
 
 def op_counts(lib, step) -> tuple[int, int]:
@@ -147,8 +148,12 @@ def numpy_cnn_step(params, x, y):
     return step
 
 
-def main() -> None:
-    """Measure and print the table."""
+def _cell(times) -> str:
+    return f"{times.min():>9.2f}{np.median(times):>9.2f}"
+
+
+def main(only: str = "") -> None:
+    """Measure and print the table (``only``: a word of the one model to run, ``mlp`` or ``cnn``)."""
     rng = np.random.default_rng(0)
     cases = {
         "MLP 784-512-512-10": (mlp, rng.standard_normal((BATCH, 784), dtype=np.float32), numpy_mlp_step),
@@ -164,12 +169,16 @@ def main() -> None:
         print("PyTorch is not installed: its column is left out")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"load average (1 min) at start: {load:.2f}")
-    header = f"{'step (batch 64)':<22}{'opweave ms':>11}{'numpy ms':>10}{'ow/np':>8}"
+    print("best: the fastest round; median: of the rounds (the ratios are medians of each round's ratio)")
+    header = f"{'step (batch 64)':<22}{'opweave ms':>18}{'numpy ms':>18}{'ow/np':>7}"
     if torch:
-        header += f"{'torch ms':>10}{'ow/torch':>10}"
+        header += f"{'torch ms':>18}{'ow/torch':>9}"
     print(header)
+    print(f"{'':<22}" + f"{'best  median':>18}" * 2 + " " * 7 + (f"{'best  median':>18}" if torch else ""))
     counts = []
     for name, (make, x, numpy_step) in cases.items():
+        if only and only not in name.lower():
+            continue
         model = make(nn)
         params = [p.detach().numpy().copy() for p in model.parameters()]
         steps = {
@@ -178,14 +187,17 @@ def main() -> None:
         }
         if torch:
             steps["torch"] = framework_step(torch, make(torch.nn), torch.tensor(x), torch.tensor(labels))
-        t = best_ms(steps)
-        line = f"{name:<22}{t['opweave']:>11.2f}{t['numpy']:>10.2f}{t['opweave'] / t['numpy']:>7.1f}x"
+        t = {k: np.array(v) for k, v in round_ms(steps).items()}
+
+        line = f"{name:<22}{_cell(t['opweave'])}{_cell(t['numpy'])}{np.median(t['opweave'] / t['numpy']):>6.1f}x"
         if torch:
-            line += f"{t['torch']:>10.2f}{t['opweave'] / t['torch']:>9.2f}x"
+            line += f"{_cell(t['torch'])}{np.median(t['opweave'] / t['torch']):>8.2f}x"
         print(line)
         ow_ops = op_counts(opweave, steps["opweave"])
         pt_ops = op_counts(torch, steps["torch"]) if torch else None
         counts.append((name, ow_ops, pt_ops))
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"load average (1 min) at end: {load:.2f}")
     print("\noperator calls per step: top-level (all, nested included)")
     for name, ow_ops, pt_ops in counts:
         line = f"{name:<22} opweave {ow_ops[0]:>4} ({ow_ops[1]:>4})"
@@ -195,4 +207,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(sys.argv[1].lower() if len(sys.argv) > 1 else "")

@@ -164,7 +164,7 @@ class FormulaNode(Node):
         if self.ctx.released:
             raise RuntimeError(FREED_MESSAGE)
         grads = list(grad_outputs)
-        if self.materialize and None in grads:
+        if self.materialize and any(g is None for g in grads):  # identity: ``in`` would compare tensors
             from .. import ops
 
             metas = self.ctx.output_metas()

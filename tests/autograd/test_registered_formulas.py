@@ -143,3 +143,35 @@ def test_scatter_reduce_and_index_reduce(seed, reduce, include_self, zero, wider
         flat = ow.tensor(rng.integers(0, 3, 2))
         inputs = (_leaf(a), _leaf(src[:, :4]))
         assert gradcheck(lambda x, s: C.index_reduce(x, 0, flat, s, reduce, include_self=include_self), inputs)
+
+
+@settings(max_examples=2, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+@pytest.mark.parametrize("complex_", [False, True])
+def test_conv_nd_records_one_convolution_node(seed, complex_):
+    """conv1d/conv2d (batched) record PyTorch's ConvolutionBackward0; complex gradients read the conjugates."""
+    rng = np.random.default_rng(seed)
+    x = _leaf(_values(rng, (2, 2, 4, 3), complex_), complex_)
+    w = _leaf(_values(rng, (2, 1, 2, 2), complex_), complex_)
+    b = _leaf(_values(rng, (2,), complex_), complex_)
+
+    def conv(*a):
+        return C.conv2d(*a, [2, 1], [1, 0], [1, 1], 2)
+
+    assert conv(x, w, b).grad_fn.name() == "ConvolutionBackward0"
+    assert gradcheck(conv, (x, w, b))
+    x1 = _leaf(_values(rng, (1, 2, 5), complex_), complex_)
+    w1 = _leaf(_values(rng, (2, 2, 2), complex_), complex_)
+    assert gradcheck(lambda a, c: C.conv1d(a, c, None, [1], [1], [2]), (x1, w1))
+
+
+def test_max_pool_and_reshapes_record_one_node():
+    """max_pool2d_with_indices, flatten, view and reshape record one node each; gradients by gradcheck."""
+    x = _leaf(np.random.default_rng(0).permutation(32).reshape(1, 2, 4, 4) / 7.0)  # distinct values: no ties
+    values, _ = C.max_pool2d_with_indices(x, [2, 2])
+    assert values.grad_fn.name() == "MaxPool2DWithIndicesBackward0"
+    assert gradcheck(lambda t: C.max_pool2d_with_indices(t, [2, 2])[0], (x,))
+    assert gradcheck(lambda t: C.max_pool2d_with_indices(t, [3, 3], [1, 1], [1, 1])[0], (x,))
+    for fn in (lambda t: t.flatten(1), lambda t: t.view(2, 16), lambda t: t.transpose(0, 1).reshape(-1)):
+        assert fn(x).grad_fn.name() == "ViewBackward0"
+        assert gradcheck(fn, (x,)) and gradgradcheck(fn, (x,))

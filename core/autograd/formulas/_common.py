@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from ... import ops
-from ..layer import register_formula
+from ..layer import _NODE_NAMES, register_formula
 
 C = ops.canonical
 P = ops.prims
@@ -80,3 +80,8 @@ def row_starts(rows: int, step: int, dtype, device):
         ("starts", rows, step, dtype, device),
         lambda: C.reshape(C.arange(0, rows * step, step, dtype=dtype, device=device), [rows, 1]),
     )
+
+
+def node_names() -> dict:
+    """The table of node names by op (an op registered here may take PyTorch's name for its node)."""
+    return _NODE_NAMES

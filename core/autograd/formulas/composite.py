@@ -73,7 +73,7 @@ def _linear(ctx, g):
             gw = C.reshape(gw, [-1])
     if need[2]:
         batch = g.ndim - b.ndim
-        gb = C.sum(g, list(range(batch))) if batch > 0 else g
+        gb = C.sum.dim_IntList(g, list(range(batch))) if batch > 0 else g
     return (gx, gw, gb)
 
 
@@ -135,11 +135,14 @@ def _unweighted_cross_entropy_grad(x, target, g, reduction: int, ignore_index: i
     grid = iota(classes, _dtype.int64, x.device)
     if cdim == 1 and x.ndim > 2:
         grid = C.reshape(grid, [classes] + [1] * (x.ndim - 2))
-    onehot = C.eq(C.unsqueeze(t, cdim), grid)
-    valid = C.ne(t, ignore_index)
+    t = C.unsqueeze(t, cdim)  # the targets along the class dim: the one-hot and the scale broadcast from it
+    onehot = C.eq.Tensor(t, grid)
+    valid = C.ne.Scalar(t, ignore_index)
     if g.dtype is not x.dtype:
         g = g.to(x.dtype)
     if reduction == 1:
-        g = C.div(g, C.sum(valid))
-    scale = C.where(valid, g, 0.0)  # ignored targets get 0 even when every target is ignored (0/0), as in PyTorch
-    return C.mul(C.sub(C.softmax(x, cdim), onehot), C.unsqueeze(scale, cdim))
+        g = C.div.Tensor(g, C.sum.default(valid))
+    else:
+        g = C.unsqueeze(g, cdim) if g.ndim else g
+    scale = C.where.ScalarOther(valid, g, 0.0)  # ignored targets get 0 even when every one is (0/0), as PyTorch
+    return C.mul.Tensor(C.sub.Tensor(C.softmax.int(x, cdim), onehot), scale)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ..._factories import from_numpy
-from ._common import C, formula, row_starts
+from ._common import C, conj, formula, node_names, row_starts
 
 
 def _conv_weight_grad(inp, gout, stride, padding, dilation, kernel_shape):
@@ -33,14 +33,17 @@ def _conv2d_weight_grad_im2col(inp, gout, stride, padding, dilation, kernel_shap
     cout = gout.shape[1]
     cols = C.im2col(inp, list(kernel_shape), list(dilation), list(padding), list(stride))  # (N, Cin·k, L)
     per_sample = C.bmm(C.reshape(gout, [n, cout, -1]), C.transpose(cols, 1, 2))  # (N, Cout, Cin·k)
-    return C.reshape(C.sum(per_sample, [0]), [cout, inp.shape[1]] + list(kernel_shape))
+    return C.reshape(C.sum.dim_IntList(per_sample, [0]), [cout, inp.shape[1]] + list(kernel_shape))
 
 
-@formula("prims::convolution", save=(0, 1))
-def _convolution(ctx, g):
-    x, w, b, stride, padding, dilation, transposed, output_padding, groups = ctx.args
-    need = ctx.needs_input_grad
+def _convolution_grads(need, x, w, b, g, stride, padding, dilation, transposed, groups):
+    """(input, weight, bias) gradients of a convolution, each where ``need`` asks for it.
+
+    The output is linear in the input and in the weight, so each gradient reads the other operand
+    conjugated (PyTorch's convention for complex tensors).
+    """
     spatial = x.ndim - 2
+    x, w = conj(x), conj(w)
     gx = gw = gb = None
     if need[0]:
         if transposed:
@@ -64,8 +67,47 @@ def _convolution(ctx, g):
                 parts.append(_conv_weight_grad(xi, gi, stride, padding, dilation, ksize))
         gw = C.cat(parts, 0) if len(parts) > 1 else parts[0]
     if b is not None and need[2]:
-        gb = C.sum(g, [0] + list(range(2, g.ndim)))
+        # the batch first: adding whole (C, *spatial) planes is one vectorised pass, where a sum over
+        # (0, 2, ...) at once walks the tensor in short runs; then each channel's positions
+        gb = C.sum.dim_IntList(C.sum.dim_IntList(g, [0]), list(range(1, g.ndim - 1)))
     return (gx, gw, gb)
+
+
+@formula("prims::convolution", save=(0, 1))
+def _convolution(ctx, g):
+    x, w, b, stride, padding, dilation, transposed, output_padding, groups = ctx.args
+    return _convolution_grads(ctx.needs_input_grad, x, w, b, g, stride, padding, dilation, transposed, groups)
+
+
+def _per_dim(value, d: int) -> list:
+    """A ``SymInt[d]`` argument as ``d`` ints (one int, or a one-element list, stands for every dim)."""
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    return values * d if len(values) == 1 else values
+
+
+def _register_conv_nd(d: int) -> None:
+    """``convNd`` (int padding, batched floating input) in one node, as PyTorch's ``ConvolutionBackward0``.
+
+    Its decomposition records the same ``prims::convolution`` node, but runs the canonical op's
+    argument checks in Python on every call; recorded here, the op runs below Autograd as it
+    does without grad (the CPU's direct kernel plan).
+    """
+
+    def applies(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> bool:
+        return input.ndim == d + 2 and (input.dtype.is_floating_point or input.dtype.is_complex)
+
+    def conv_nd(ctx, g):
+        x, w, b, stride, padding, dilation, groups = (list(ctx.args) + [None, 1, 0, 1, 1][len(ctx.args) - 2 :])[:7]
+        stride, padding, dilation = (_per_dim(v, d) for v in (stride, padding, dilation))
+        return _convolution_grads(ctx.needs_input_grad, x, w, b, g, stride, padding, dilation, False, groups)
+
+    name = f"conv{d}d"
+    formula(name, save=(0, 1), applies=applies)(conv_nd)
+    node_names()[getattr(C, name).default] = "ConvolutionBackward0"
+
+
+for _d in (1, 2, 3):
+    _register_conv_nd(_d)
 
 
 def _disjoint_windows(kernel, stride, padding, dilation) -> bool:
@@ -83,10 +125,15 @@ def _pool_indices_grad(ctx, grads):
     the gradient written once at the indices into zeros, no input copy and no accumulation.
     """
     x = ctx.args[0]
-    gv, indices = grads[0], ctx.outputs[1]
     spatial = len(ctx.args[1])
-    if spatial == 2 and x.ndim in (3, 4) and ctx.op.name == "prims::max_pool" and _disjoint_windows(*ctx.args[1:5]):
-        return (C.max_unpool2d(gv, indices, list(x.shape[x.ndim - 2 :])),)
+    unpool = ctx.op.name == "prims::max_pool" and _disjoint_windows(*ctx.args[1:5])
+    return (_indices_grad(x, grads[0], ctx.outputs[1], spatial, unpool),)
+
+
+def _indices_grad(x, gv, indices, spatial: int, disjoint: bool):
+    """The gradient of a max pooling's input from its values' gradient ``gv`` and ``indices``."""
+    if spatial == 2 and x.ndim in (3, 4) and disjoint:
+        return C.max_unpool2d(gv, indices, list(x.shape[x.ndim - 2 :]))
     lead = list(x.shape[: x.ndim - spatial])
     plane = math.prod(x.shape[len(lead) :])
     rows = math.prod(lead)
@@ -95,10 +142,36 @@ def _pool_indices_grad(ctx, grads):
         flat_i = flat_i + row_starts(rows, plane, indices.dtype, indices.device)
     total = C.zeros([rows * plane], dtype=gv.dtype, device=gv.device)
     flat = C.index_add(total, 0, C.reshape(flat_i, [-1]), C.reshape(gv, [-1]))
-    return (C.reshape(flat, list(x.shape)),)
+    return C.reshape(flat, list(x.shape))
 
 
 formula("prims::max_pool", save=(), save_out=True)(_pool_indices_grad)
+
+
+def _register_max_pool_nd(d: int) -> None:
+    """``max_poolNd_with_indices`` of a floating input in one node (PyTorch's ``MaxPool2DWithIndicesBackward0``).
+
+    As for convolution, recording the canonical op skips its decomposition's Python argument
+    checks on every call with grad; the gradient is the prim's (the indices name the maxima).
+    """
+
+    def applies(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False) -> bool:
+        return self.dtype.is_floating_point
+
+    def max_pool_nd(ctx, grads):
+        x, kernel, stride, padding, dilation = (list(ctx.args) + [[], 0, 1][len(ctx.args) - 2 :])[:5]
+        kernel, padding, dilation = (_per_dim(v, d) for v in (kernel, padding, dilation))
+        stride = _per_dim(stride, d) or kernel
+        disjoint = _disjoint_windows(kernel, stride, padding, dilation)
+        return (_indices_grad(x, grads[0], ctx.outputs[1], d, disjoint),)
+
+    name = f"max_pool{d}d_with_indices"
+    formula(name, save=(), save_out=True, applies=applies)(max_pool_nd)
+    node_names()[getattr(C, name).default] = f"MaxPool{d}DWithIndicesBackward0"
+
+
+for _d in (1, 2, 3):
+    _register_max_pool_nd(_d)
 formula("prims::adaptive_max_pool", save=(), save_out=True)(_pool_indices_grad)
 
 

@@ -9,8 +9,9 @@ sums the gradient of elements a view repeats (``unfold`` windows that overlap).
 from __future__ import annotations
 
 from ..._dtype import int64
+from ..._ops import lookup as _lookup
 from ..layer import NONDIFFERENTIABLE
-from ._common import C, P, formula
+from ._common import C, P, formula, node_names
 
 
 def _reshape_back(ctx, g):
@@ -99,3 +100,15 @@ def _view_as_complex(ctx, g):
 
 
 NONDIFFERENTIABLE.update({"prims::resize"})
+
+
+def _reshaped_back(ctx, g):
+    """A canonical reshaping op (flatten, view, reshape): the gradient reshaped to the input's shape."""
+    return (C.reshape(g, list(ctx.args[0].shape)),)
+
+
+# One node for the canonical op (PyTorch's ViewBackward0 / ReshapeAliasBackward0) instead of its
+# decomposition's argument handling and ``prims::as_strided`` node, whose gradient has to read strides.
+for _name in ("flatten.using_ints", "view", "reshape"):
+    formula(_name, save=())(_reshaped_back)
+    node_names()[_lookup(_name)] = "ViewBackward0"

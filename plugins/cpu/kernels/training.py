@@ -26,6 +26,7 @@ assignment over every plane; out-of-range indices decline to the decomposition, 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -104,45 +105,58 @@ def _tiles(shape, kernel_size, stride, padding, dilation, ceil_mode) -> bool:
     return all(n % k == 0 and n > 0 for n, k in zip(spatial, kernel_size))
 
 
+@functools.lru_cache(maxsize=64)
+def _window_tables(spatial: tuple, kernel_size: tuple) -> tuple:
+    """(the kernel offsets in window order, each one's flat offset within a window, each window's first flat index)."""
+    d = len(kernel_size)
+    outs = tuple(n // k for n, k in zip(spatial, kernel_size))
+    plane = np.cumprod((1,) + spatial[::-1])[::-1][1:]  # row-major strides of a spatial plane
+    offsets = list(np.ndindex(*kernel_size))
+    table = np.array([sum(int(o) * int(p) for o, p in zip(offset, plane)) for offset in offsets], np.int64)
+    base = np.zeros(outs, np.int64)
+    for i in range(d):
+        step = np.arange(outs[i], dtype=np.int64) * (kernel_size[i] * int(plane[i]))
+        base = base + step.reshape((-1,) + (1,) * (d - 1 - i))
+    table.flags.writeable = base.flags.writeable = False
+    return tuple(offsets), table, base
+
+
 def tiling_max_pool(self, kernel_size, stride, padding, dilation, ceil_mode):
     """(values, flat indices) as NumPy arrays when the windows tile the input, else None.
 
     One strided slice per kernel offset, in window order: a later offset takes over only where it
-    is strictly greater (the first maximum wins); the values are then read at the chosen indices.
+    is strictly greater (the first maximum wins). The running maximum is the values; the offset
+    that won is kept as a small unsigned integer (offsets only grow, so the winner is the largest
+    offset whose comparison fired) and becomes a flat index through one table lookup.
     """
     dtype = self.dtype
     if dtype not in _FAST_DTYPES or not _tiles(self.shape, kernel_size, stride, padding, dilation, ceil_mode):
         return None
     x = native(self)
     d = len(kernel_size)
-    lead = x.shape[: x.ndim - d]
-    spatial = x.shape[x.ndim - d :]
-    outs = tuple(n // k for n, k in zip(spatial, kernel_size))
-    offsets = list(np.ndindex(*kernel_size))
-    best = None
-    local = np.zeros(lead + outs, np.intp)
-    with np.errstate(invalid="ignore"):
-        for j, offset in enumerate(offsets):
-            part = x[(Ellipsis, *(slice(o, None, k) for o, k in zip(offset, kernel_size)))]
-            if best is None:
-                best = part.copy()
-                continue
-            greater = part > best
-            np.maximum(best, part, out=best)
-            local += greater * (j - local)
+    kernel_size = tuple(kernel_size)
+    offsets, table, base = _window_tables(x.shape[x.ndim - d :], kernel_size)
+    small = len(offsets) <= 256
+    best = local = None
+    for j, offset in enumerate(offsets):
+        part = x[(Ellipsis, *(slice(o, None, k) for o, k in zip(offset, kernel_size)))]
+        if best is None:
+            best = part.copy()
+            continue
+        greater = np.greater(part, best)
+        np.maximum(best, part, out=best)
+        won = greater.view(np.uint8) * np.uint8(j) if small else greater * np.intp(j)
+        if local is None:
+            local = won
+        else:
+            np.maximum(local, won, out=local)
     if np.isnan(best).any():  # PyTorch picks the last NaN of a window: the general kernel
         return None
-    plane = np.cumprod((1,) + spatial[::-1])[::-1][1:]  # row-major strides of a spatial plane
-    table = np.array([sum(int(o) * int(p) for o, p in zip(offset, plane)) for offset in offsets], np.int64)
-    base = np.zeros(outs, np.int64)
-    for i in range(d):
-        step = np.arange(outs[i], dtype=np.int64) * (kernel_size[i] * int(plane[i]))
-        base = base + step.reshape((-1,) + (1,) * (d - 1 - i))
-    flat = base + table[local]
-    size = math.prod(spatial)
-    starts = np.arange(math.prod(lead), dtype=np.int64).reshape(lead + (1,) * d) * size
-    values = np.ascontiguousarray(x).reshape(-1).take(flat + starts)
-    return values, flat
+    if local is None:  # a one-element window
+        return best, np.broadcast_to(base, best.shape).copy()
+    flat = table.take(local)
+    flat += base
+    return best, flat
 
 
 def _pair(v) -> tuple | None:
@@ -184,8 +198,7 @@ def _im2col(self, kernel_size, dilation, padding, stride):
         (s[0], s[1], s[2] * dh, s[3] * dw, s[2] * sh, s[3] * sw),
         writeable=False,
     )
-    cols = np.empty((n, c, kh, kw, oh, ow), x.dtype)
-    np.copyto(cols, view)
+    cols = view.copy()  # C order: the columns' layout
     return wrap_same(cols.reshape(n, c * kh * kw, oh * ow), dtype)
 
 
