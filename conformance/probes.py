@@ -354,6 +354,8 @@ def special_samples(info, dtype, samples: list, rng) -> list[SampleInput]:
     base = next((s for s in samples if _plain(s) and s.arrs()), None)
     if base is None or not all(a.dtype is dtype for a in base.arrs()) or len(base.arrs()) > 3:
         return []
+    if len(base.arrs()) == 3 and dtype.is_complex:  # a complex product or quotient of infinities: no one answer
+        return []
     values = np.array([math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -2.5, 0.5])
     if len(base.arrs()) >= 2:  # every pair; a third operand (clamp's bounds, lerp's weight) drawn from the values
         operands = [np.repeat(values, values.size), np.tile(values, values.size)]
@@ -455,6 +457,59 @@ def signed_zero_samples(info, dtype, samples: list, rng) -> list[SampleInput]:
         probe = _rebuild(info, base, fill, f"{dtype.name} -0.0 and {sign} values: {base.desc}")
         probe.signed_zeros = True
         out.append(probe)
+    return out
+
+
+# -- nan and inf in matrix operations ---------------------------------------------------------------
+
+#: Families of the nan/inf probe: matrix products, solvers, decompositions and matrix functions.
+NONFINITE_FAMILIES = frozenset({"linalg", "linalg_basic", "prims.linalg"})
+
+
+def nonfinite_samples(info, dtype, samples: list, rng) -> list[SampleInput]:
+    """Linear-algebra samples with one nan (then one inf) in the first matrix, compared by non-finiteness.
+
+    Algorithms spread a nan or inf differently (PyTorch's ``matrix_exp`` of a matrix holding a nan
+    is nan everywhere, SciPy's only where the nan reaches; an inf becomes nan in one and stays inf
+    in another; a triangular solve leaves the zero triangle out, a general one multiplies it by the
+    nan), so only this is checked: an output the oracle gives with a nan or ±inf has a nan or ±inf
+    too (a kernel that drops the nan, or saturates to the largest float, fails). Probes
+    whose oracle raises or stays finite, and ops whose outputs are checked by their properties
+    (:attr:`OpInfo.verify`: decompositions), get none.
+    """
+    if dtype is None or not (dtype.is_floating_point or dtype.is_complex) or info.oracle is None:
+        return []
+    if info.random or info.values_undefined or info.verify is not None or family(info) not in NONFINITE_FAMILIES:
+        return []
+    base = next((s for s in samples if _plain(s) and any(a.dtype is dtype and a.value.size for a in s.arrs())), None)
+    if base is None:
+        return []
+    from .checks import _expected_outputs
+
+    out = []
+    # a nan, an inf among the sample's values, and an inf alone among zeros (where an inf result survives)
+    for special, alone in ((math.nan, False), (math.inf, False), (math.inf, True)):
+        done = []
+
+        def fill(name, a, special=special, alone=alone, done=done):
+            if done or a.dtype is not dtype or not a.value.size:
+                return a
+            done.append(name)
+            values = np.zeros_like(a.value) if alone else a.value.copy()
+            values.reshape(-1)[0 if alone else int(rng.integers(0, values.size))] = special
+            return Arr(values, dtype, a.layout)
+
+        where = "alone among zeros" if alone else "among the values"
+        probe = _rebuild(info, base, fill, f"{dtype.name} a {special} {where} of '{'{}'}': {base.desc}")
+        probe.desc = probe.desc.format(done[0] if done else "?")
+        probe.nonfinite_only = True
+        try:
+            expected = _expected_outputs(info, probe)
+        except Exception:
+            continue
+        arrays = [np.asarray(e) for e in expected if e is not None]
+        if any(a.dtype.kind in "fc" and not np.isfinite(a).all() for a in arrays):
+            out.append(probe)
     return out
 
 

@@ -44,6 +44,7 @@ PROBES = (
     "precision",
     "specials",
     "signed-zeros",
+    "nonfinite",
     "negative-index",
     "determinism",
     "index-errors",
@@ -260,6 +261,7 @@ class Runner:
         valued = [("limits", probes.limit_samples), ("precision", probes.precision_samples)]
         valued.append(("specials", probes.special_samples))
         valued.append(("signed-zeros", probes.signed_zero_samples))
+        valued.append(("nonfinite", probes.nonfinite_samples))
         valued.append(("negative-index", probes.negative_index_samples))
         valued = [(k, m) for k, m in valued if k in PROBES]
         for kind, make in valued:
