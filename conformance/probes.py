@@ -404,6 +404,7 @@ def conversion_samples(info, dtype, samples: list) -> list[SampleInput]:
         else:
             probe.kwargs = {**probe.kwargs, target_arg: target}
         probe.signed_zeros = True
+        probe.ulps = 0.5  # a conversion rounds once: the oracle's value exactly (subnormals too, not within atol)
         out.append(probe)
     return out
 
@@ -456,6 +457,7 @@ def signed_zero_samples(info, dtype, samples: list, rng) -> list[SampleInput]:
         sign = "negative" if companions[0] < 0 else "positive"
         probe = _rebuild(info, base, fill, f"{dtype.name} -0.0 and {sign} values: {base.desc}")
         probe.signed_zeros = True
+        probe.ulps = 0.5  # a conversion rounds once: the oracle's value exactly (subnormals too, not within atol)
         out.append(probe)
     return out
 

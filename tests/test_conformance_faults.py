@@ -396,6 +396,12 @@ FAULTS = {
     "erf_f16": ("prims::erf", T.computed_in((F16,), _erf_crude), "prims::erf,erf", "values"),
     "exp_f16_flushes": ("prims::exp", _outputs(_flush_f16), "prims::exp,exp", "values"),
     "mul_f16_flushes": ("prims::mul", _outputs(_flush_f16), "prims::mul", "values"),
+    "convert_f16_flushes": (
+        "prims::convert_element_type",
+        _outputs(_flush_f16),
+        "prims::convert_element_type",
+        "values",
+    ),
     # clamped or wrapped indices
     "gather_clamps": ("prims::gather", T.clamps_indices(2), "prims::gather,gather", "errors"),
     "index_select_wraps": ("prims::index_select", T.clamps_indices(2, "wrap"), "prims::index_select", "errors"),
