@@ -466,6 +466,9 @@ def signed_zero_samples(info, dtype, samples: list, rng) -> list[SampleInput]:
 
 #: Families of the nan/inf probe: matrix products, solvers, decompositions and matrix functions.
 NONFINITE_FAMILIES = frozenset({"linalg", "linalg_basic", "prims.linalg"})
+#: Ops without the nan/inf probe: they run LAPACK's iterative SVD or eigenvalue solvers, whose behaviour on a
+#: nan or inf is undefined (they iterate to their limit for seconds, or report an illegal value).
+NO_NONFINITE = ("*svd*", "*cond*", "*pinv*", "*matrix_rank*", "*lstsq*", "*eig*", "*norm*", "*schur*")
 
 
 def nonfinite_samples(info, dtype, samples: list, rng) -> list[SampleInput]:
@@ -483,14 +486,17 @@ def nonfinite_samples(info, dtype, samples: list, rng) -> list[SampleInput]:
         return []
     if info.random or info.values_undefined or info.verify is not None or family(info) not in NONFINITE_FAMILIES:
         return []
+    if _matches(info.name, NO_NONFINITE):
+        return []
     base = next((s for s in samples if _plain(s) and any(a.dtype is dtype and a.value.size for a in s.arrs())), None)
     if base is None:
         return []
     from .checks import _expected_outputs
 
     out = []
-    # a nan, an inf among the sample's values, and an inf alone among zeros (where an inf result survives)
-    for special, alone in ((math.nan, False), (math.inf, False), (math.inf, True)):
+    # a nan among the sample's values, and an inf alone among zeros (where an inf result survives: among other
+    # values, whether an inf turns into nan or into finite values depends on the pivoting)
+    for special, alone in ((math.nan, False), (math.inf, True)):
         done = []
 
         def fill(name, a, special=special, alone=alone, done=done):
