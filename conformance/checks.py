@@ -110,6 +110,7 @@ def compare(
     exact: bool = False,
     ulps: float | None = None,
     signed_zeros: bool = False,
+    nonfinite_only: bool = False,
 ) -> dict | None:
     """``None`` if ``actual`` matches ``expected`` (rounded to ``dtype``) within tolerance, else the evidence.
 
@@ -119,7 +120,8 @@ def compare(
     expected value in ``dtype`` (:func:`ulp`); with ``signed_zeros`` a zero must have the
     expected zero's sign (``-0.0`` is not ``0.0``). The integers of quantized dtypes compare
     within ``atol`` when one is given (``atol=1``: one quantization step, for engines whose
-    requantization rounds differently).
+    requantization rounds differently). With ``nonfinite_only`` only this is checked: where the
+    oracle holds a nan or ±inf, ``actual`` holds one too (anywhere: algorithms spread them differently).
     """
     actual = np.asarray(actual)
     expected = np.asarray(expected)
@@ -127,7 +129,10 @@ def compare(
         return {"reason": f"shape {list(actual.shape)} != expected {list(expected.shape)}"}
     with quiet():
         want = expected.astype(dtype.numpy) if dtype is not None else expected
-    if dtype is not None and dtype.is_quantized and atol and not exact:
+    if nonfinite_only and want.dtype.kind in "fc":
+        lost = actual.dtype.kind not in "fc" or bool(np.isfinite(actual).all())
+        bad = ~np.isfinite(want) if lost else np.zeros(want.shape, bool)
+    elif dtype is not None and dtype.is_quantized and atol and not exact:
         bad = np.abs(actual.astype(np.int64) - want.astype(np.int64)) > atol
     elif actual.dtype.kind in "biu" and want.dtype.kind in "biu":
         bad = actual != want
@@ -269,6 +274,7 @@ def check_values(
     where: str = "values",
     ulps: float | None = None,
     signed_zeros: bool = False,
+    nonfinite_only: bool = False,
 ) -> None:
     """Each output of ``result`` matches the corresponding expected value within the op's tolerance (or ``ulps``)."""
     outputs = _flatten(result)
@@ -280,7 +286,16 @@ def check_values(
         label = f"output {i}" if len(outputs) > 1 else "output"
         if isinstance(out, ow.Tensor):
             rtol, atol = ctx.tolerance(info, out.dtype)
-            bad = compare(to_host(out), want, out.dtype, rtol, atol, ulps=ulps, signed_zeros=signed_zeros)
+            bad = compare(
+                to_host(out),
+                want,
+                out.dtype,
+                rtol,
+                atol,
+                ulps=ulps,
+                signed_zeros=signed_zeros,
+                nonfinite_only=nonfinite_only,
+            )
         else:
             bad = _compare_python(out, want, info, ctx)
         if bad:
@@ -371,16 +386,27 @@ def check_functional(ctx: Context, info: OpInfo, sample: SampleInput, first: boo
     check_inputs_unchanged(ctx, sample, args, kwargs, set(op.schema.mutated_arguments), names)
     if not info.data_dependent:
         check_meta(ctx, info, sample, result)
-    elif not ctx.is_reference:
-        check_reference_structure(info, sample, result)
+    else:
+        if not ctx.is_reference:
+            check_reference_structure(info, sample, result)
+        if info.promises_strides and not info.returns_view:
+            check_contiguous_outputs(result)
     if info.values_undefined:
         pass
     elif info.random:
         notes += check_random(ctx, info, sample, result)
     elif info.oracle is not None:
         expected = _expected_outputs(info, sample)
-        check_values(ctx, info, result, expected, ulps=sample.ulps, signed_zeros=sample.signed_zeros)
-        if info.verify is not None:
+        check_values(
+            ctx,
+            info,
+            result,
+            expected,
+            ulps=sample.ulps,
+            signed_zeros=sample.signed_zeros,
+            nonfinite_only=sample.nonfinite_only,
+        )
+        if info.verify is not None and not sample.nonfinite_only:
             check_properties(info, sample, result)
     elif not ctx.is_reference:
         ref_args, ref_kwargs = build(sample, REFERENCE)
@@ -581,6 +607,30 @@ def check_reference_structure(info: OpInfo, sample: SampleInput, result) -> None
                 "meta",
                 f"{where} is {out.dtype.name}{list(out.shape)}; the reference backend gives "
                 f"{ref.dtype.name}{list(ref.shape)}",
+            )
+
+
+def contiguous_strides(shape) -> tuple:
+    """The row-major strides of ``shape``, in elements, with None for dims of size 1 (:func:`significant_strides`)."""
+    out, step = [], 1
+    for n in reversed(tuple(shape)):
+        out.append(step if n > 1 else None)
+        step *= max(int(n), 1)
+    return tuple(reversed(out))
+
+
+def check_contiguous_outputs(result) -> None:
+    """Every output tensor is contiguous (check "strides").
+
+    A data-dependent op (``unique``, ``nonzero``...) has no meta layout to compare with; its outputs
+    are fresh tensors, and PyTorch returns fresh outputs of a non-view op contiguous.
+    """
+    for i, out in enumerate(_flatten(result)):
+        if isinstance(out, ow.Tensor) and out.numel() > 1 and significant_strides(out) != contiguous_strides(out.shape):
+            where = f"output {i}" if len(_flatten(result)) > 1 else "output"
+            raise CheckFailure(
+                "strides",
+                f"{where} has strides {tuple(out.stride())}; a fresh output is contiguous ({list(out.shape)})",
             )
 
 

@@ -113,7 +113,6 @@ NO_SPECIALS = (
     "*log1p*",
     "*entr*",
     "*log_ndtr*",
-    "*remainder*",
     "sinc",
 )
 PRECISION_FAMILIES = frozenset(
@@ -128,6 +127,8 @@ PRECISION_FAMILIES = frozenset(
         "prims.elementwise_binary",
     }
 )
+#: Families of the special-value probe: the 16-bit ones and the ternary ops (clamp's bounds, lerp's weight).
+SPECIAL_FAMILIES = PRECISION_FAMILIES | {"elementwise.ternary", "prims.elementwise_ternary"}
 #: Families whose kernels accumulate (a result that depends on the order of a sum): they get the
 #: wide-magnitude determinism probes and the deterministic-mode double run.
 ACCUMULATING_FAMILIES = frozenset(
@@ -283,7 +284,8 @@ def ill_conditioned_values(dtype) -> np.ndarray:
     around = [1 - eps / 2, 1 - eps, 1 + eps, 1 + 3 * eps, 1 - 4 * eps, 0.99, 1.01, math.pi / 2, 2.5]
     # no integers > 1 (zeros of sin(pi x)) and nothing large: there the float32 computation PyTorch makes
     # has no correct 16-bit digit left (sinc(2), j0(1e30)), so no tolerance in ulps can judge it
-    edges = [ln_max * 0.98, ln_max - 0.05, ln_max, ln_max + 0.05, ln_tiny, 6.0]
+    ln_sub = math.log(sub)  # exp/exp2 of arguments between ln_sub and ln_tiny land among the subnormals
+    edges = [ln_max * 0.98, ln_max - 0.05, ln_max, ln_max + 0.05, ln_tiny, ln_tiny - 1.5, (ln_tiny + ln_sub) / 2, 6.0]
     values = small + around + edges
     values = values + [-v for v in values] + [0.0, -0.0]
     with np.errstate(all="ignore"):
@@ -305,7 +307,12 @@ def precision_samples(info, dtype, samples: list, rng) -> list[SampleInput]:
     steps = np.where(np.arange(n) % 2 == 0, 1 + float(ow.finfo(dtype).eps) * rng.integers(-3, 4, n), 0.0)
     with np.errstate(all="ignore"):
         other = np.where(steps != 0, values.astype(np.float64) * steps, rng.permutation(values).astype(np.float64))
-    operands = [values, other.astype(dtype.numpy)]
+    # products and quotients that underflow into the subnormals (a kernel that flushes them to zero fails)
+    fi = ow.finfo(dtype)
+    tiny = float(fi.tiny)
+    firsts = np.array([tiny, -3 * tiny, 5 * tiny, tiny / 4], np.float64).astype(dtype.numpy)
+    seconds = np.array([0.3, 0.5, -0.1, 0.7], np.float64).astype(dtype.numpy)
+    operands = [np.concatenate([values, firsts]), np.concatenate([other.astype(dtype.numpy), seconds])]
     seen = []
 
     def fill(name, a):
@@ -313,6 +320,7 @@ def precision_samples(info, dtype, samples: list, rng) -> list[SampleInput]:
         return Arr(operands[min(len(seen) - 1, 1)], dtype)
 
     probe = _rebuild(info, base, fill, f"{dtype.name} ill-conditioned values", ulps=PRECISION_ULPS)
+    probe.signed_zeros = True  # an underflow keeps its sign: -tiny / 3 rounds to -0.0
     outs = _meta_dtypes(info, probe)
     if not outs or any(d is not dtype for d in outs):
         return []
@@ -341,14 +349,17 @@ def special_samples(info, dtype, samples: list, rng) -> list[SampleInput]:
         return []
     if info.name in CONVERSIONS:
         return conversion_samples(info, dtype, samples)
-    if family(info) not in PRECISION_FAMILIES or _matches(info.name, NO_SPECIALS):
+    if family(info) not in SPECIAL_FAMILIES or _matches(info.name, NO_SPECIALS):
         return []
     base = next((s for s in samples if _plain(s) and s.arrs()), None)
-    if base is None or not all(a.dtype is dtype for a in base.arrs()) or len(base.arrs()) > 2:
+    if base is None or not all(a.dtype is dtype for a in base.arrs()) or len(base.arrs()) > 3:
+        return []
+    if len(base.arrs()) == 3 and dtype.is_complex:  # a complex product or quotient of infinities: no one answer
         return []
     values = np.array([math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -2.5, 0.5])
-    if len(base.arrs()) == 2:
+    if len(base.arrs()) >= 2:  # every pair; a third operand (clamp's bounds, lerp's weight) drawn from the values
         operands = [np.repeat(values, values.size), np.tile(values, values.size)]
+        operands.append(rng.choice(values, operands[0].size))
     else:
         operands = [values, values]
     if dtype.is_complex:
@@ -357,7 +368,7 @@ def special_samples(info, dtype, samples: list, rng) -> list[SampleInput]:
 
     def fill(name, a):
         seen.append(name)
-        return Arr(operands[min(len(seen) - 1, 1)].astype(dtype.numpy), dtype)
+        return Arr(operands[min(len(seen) - 1, len(operands) - 1)].astype(dtype.numpy), dtype)
 
     probe = _rebuild(info, base, fill, f"{dtype.name} special values (nan, inf, -0.0)")
     probe.signed_zeros = True
@@ -393,7 +404,120 @@ def conversion_samples(info, dtype, samples: list) -> list[SampleInput]:
         else:
             probe.kwargs = {**probe.kwargs, target_arg: target}
         probe.signed_zeros = True
+        probe.ulps = 0.5  # a conversion rounds once: the oracle's value exactly (subnormals too, not within atol)
         out.append(probe)
+    return out
+
+
+# -- signed zeros in reductions, scans and sorting --------------------------------------------------
+
+#: Families whose zero results carry a sign that IEEE 754 fixes whatever the order of evaluation, when no
+#: operand is ``+0.0``: a product's sign is the parity of its negative factors, a maximum of ``-0.0`` and
+#: negative values is ``-0.0`` (a minimum of ``-0.0`` and positive ones too), and sorting moves bits.
+SIGNED_ZERO_FAMILIES = frozenset({"reductions", "prims.reductions", "scans", "prims.scans", "sorting", "prims.sorting"})
+#: Additive reductions and scans, where the sign of a zero result is not checked: PyTorch's accumulator
+#: starts at ``+0.0`` (``sum([-0.0, -0.0])`` is ``0.0``), NumPy's at the first element (``-0.0``); both
+#: are correct orders of the same IEEE additions. Softmax and logsumexp subtract a maximum first, which
+#: turns ``-0.0 - -0.0`` into ``+0.0`` in one algorithm and not in another.
+ZERO_SIGN_FREE = ("*sum*", "*mean*", "*softmax*", "*logsumexp*", "*logcumsumexp*", "*std*", "*var*", "*norm*")
+#: The non-zero values mixed with ``-0.0`` in the probes: negative ones (maxima are ``-0.0``), positive
+#: ones (minima are ``-0.0``); products and sorting see both.
+_ZERO_COMPANIONS = ((-1.0, -2.5, -0.5), (1.0, 2.5, 0.5))
+
+
+def signed_zero_samples(info, dtype, samples: list, rng) -> list[SampleInput]:
+    """Real floating samples of reductions, scans and sorting ops made of ``-0.0`` and values of one sign.
+
+    No operand is ``+0.0``, so every zero result has the sign IEEE 754 gives in any order of
+    evaluation; the probes are compared with ``signed_zeros`` (a kernel that returns ``+0.0`` for
+    ``prod([-0.0, 1.0])``, ``amax([-0.0, -1.0])`` or ``cummax([-0.0])`` fails). Additive ops
+    (:data:`ZERO_SIGN_FREE`) are skipped.
+    """
+    if dtype is None or not dtype.is_floating_point or info.oracle is None or info.random or info.values_undefined:
+        return []
+    if family(info) not in SIGNED_ZERO_FAMILIES or _matches(info.name, ZERO_SIGN_FREE):
+        return []
+    base = next(
+        (s for s in samples if _plain(s) and any(a.dtype is dtype and a.value.size > 1 for a in s.arrs())),
+        None,
+    )
+    if base is None:
+        return []
+    out = []
+    for companions in _ZERO_COMPANIONS:
+        pool = np.array((-0.0, -0.0) + companions)
+
+        def fill(name, a, pool=pool):
+            if a.dtype is not dtype or not a.value.size:
+                return a
+            values = rng.choice(pool, a.value.shape)
+            values.reshape(-1)[0] = -0.0  # every probe holds a -0.0
+            return Arr(values.astype(dtype.numpy), dtype, a.layout)
+
+        sign = "negative" if companions[0] < 0 else "positive"
+        probe = _rebuild(info, base, fill, f"{dtype.name} -0.0 and {sign} values: {base.desc}")
+        probe.signed_zeros = True
+        probe.ulps = 0.5  # a conversion rounds once: the oracle's value exactly (subnormals too, not within atol)
+        out.append(probe)
+    return out
+
+
+# -- nan and inf in matrix operations ---------------------------------------------------------------
+
+#: Families of the nan/inf probe: matrix products, solvers, decompositions and matrix functions.
+NONFINITE_FAMILIES = frozenset({"linalg", "linalg_basic", "prims.linalg"})
+#: Ops without the nan/inf probe: they run LAPACK's iterative SVD or eigenvalue solvers, whose behaviour on a
+#: nan or inf is undefined (they iterate to their limit for seconds, or report an illegal value).
+NO_NONFINITE = ("*svd*", "*cond*", "*pinv*", "*matrix_rank*", "*lstsq*", "*eig*", "*norm*", "*schur*")
+
+
+def nonfinite_samples(info, dtype, samples: list, rng) -> list[SampleInput]:
+    """Linear-algebra samples with one nan (then one inf) in the first matrix, compared by non-finiteness.
+
+    Algorithms spread a nan or inf differently (PyTorch's ``matrix_exp`` of a matrix holding a nan
+    is nan everywhere, SciPy's only where the nan reaches; an inf becomes nan in one and stays inf
+    in another; a triangular solve leaves the zero triangle out, a general one multiplies it by the
+    nan), so only this is checked: an output the oracle gives with a nan or ±inf has a nan or ±inf
+    too (a kernel that drops the nan, or saturates to the largest float, fails). Probes
+    whose oracle raises or stays finite, and ops whose outputs are checked by their properties
+    (:attr:`OpInfo.verify`: decompositions), get none.
+    """
+    if dtype is None or not (dtype.is_floating_point or dtype.is_complex) or info.oracle is None:
+        return []
+    if info.random or info.values_undefined or info.verify is not None or family(info) not in NONFINITE_FAMILIES:
+        return []
+    if _matches(info.name, NO_NONFINITE):
+        return []
+    base = next((s for s in samples if _plain(s) and any(a.dtype is dtype and a.value.size for a in s.arrs())), None)
+    if base is None:
+        return []
+    from .checks import _expected_outputs
+
+    out = []
+    # a nan among the sample's values, and an inf alone among zeros (where an inf result survives: among other
+    # values, whether an inf turns into nan or into finite values depends on the pivoting)
+    for special, alone in ((math.nan, False), (math.inf, True)):
+        done = []
+
+        def fill(name, a, special=special, alone=alone, done=done):
+            if done or a.dtype is not dtype or not a.value.size:
+                return a
+            done.append(name)
+            values = np.zeros_like(a.value) if alone else a.value.copy()
+            values.reshape(-1)[0 if alone else int(rng.integers(0, values.size))] = special
+            return Arr(values, dtype, a.layout)
+
+        where = "alone among zeros" if alone else "among the values"
+        probe = _rebuild(info, base, fill, f"{dtype.name} a {special} {where} of '{'{}'}': {base.desc}")
+        probe.desc = probe.desc.format(done[0] if done else "?")
+        probe.nonfinite_only = True
+        try:
+            expected = _expected_outputs(info, probe)
+        except Exception:
+            continue
+        arrays = [np.asarray(e) for e in expected if e is not None]
+        if any(a.dtype.kind in "fc" and not np.isfinite(a).all() for a in arrays):
+            out.append(probe)
     return out
 
 

@@ -38,7 +38,17 @@ PROFILES = {
 }
 #: The extra checks: "rerun" runs every functional sample twice (bits compared), the others are the
 #: probe kinds of :mod:`.probes` the runner adds after each functional op's samples.
-PROBES = ("rerun", "limits", "precision", "specials", "negative-index", "determinism", "index-errors")
+PROBES = (
+    "rerun",
+    "limits",
+    "precision",
+    "specials",
+    "signed-zeros",
+    "nonfinite",
+    "negative-index",
+    "determinism",
+    "index-errors",
+)
 #: The dtypes the search runs in (one per category: layouts, shapes and special values are what it varies).
 SEARCH_DTYPES = frozenset({"bool", "int64", "float16", "float32", "complex64"})
 
@@ -250,6 +260,8 @@ class Runner:
         """The edge-case probes of :mod:`.probes`: ``(failure, label, inputs)`` of the first that fails, or None."""
         valued = [("limits", probes.limit_samples), ("precision", probes.precision_samples)]
         valued.append(("specials", probes.special_samples))
+        valued.append(("signed-zeros", probes.signed_zero_samples))
+        valued.append(("nonfinite", probes.nonfinite_samples))
         valued.append(("negative-index", probes.negative_index_samples))
         valued = [(k, m) for k, m in valued if k in PROBES]
         for kind, make in valued:

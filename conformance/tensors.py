@@ -189,6 +189,8 @@ def encode_sample(sample: SampleInput) -> dict:
         out["ulps"] = sample.ulps
     if sample.signed_zeros:
         out["signed_zeros"] = True
+    if sample.nonfinite_only:
+        out["nonfinite_only"] = True
     return out
 
 
@@ -221,6 +223,7 @@ def decode_sample(d: dict) -> SampleInput:
         {k: _decode_value(v) for k, v in d.get("oracle_kwargs", {}).items()},
         d.get("ulps"),
         bool(d.get("signed_zeros", False)),
+        bool(d.get("nonfinite_only", False)),
     )
 
 

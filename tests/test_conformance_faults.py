@@ -246,6 +246,57 @@ def _bincount_int32(kernel):
     return faulty
 
 
+def _outputs(fn):
+    """A fault that passes every floating output of the kernel through ``fn(numpy array) -> numpy array``."""
+
+    def fault(kernel):
+        def one(t):
+            if not isinstance(t, ow.Tensor) or not t.dtype.is_floating_point:
+                return t
+            with np.errstate(all="ignore"):
+                return wrap(np.asarray(fn(np.array(native(t)))).astype(t.dtype.numpy), t.dtype)
+
+        def faulty(*args):
+            out = kernel(*args)
+            return type(out)(one(t) for t in out) if isinstance(out, (tuple, list)) else one(out)
+
+        return faulty
+
+    return fault
+
+
+def _unsigned_zero(x):
+    """-0.0 returned as 0.0 (an accumulator or a select that starts from +0.0)."""
+    return x + 0.0
+
+
+def _flush_f16(x):
+    """float16 results below the normal range flushed to zero (a 16-bit kernel with FTZ)."""
+    if x.dtype != np.float16:
+        return x
+    return np.where(np.abs(x) < np.finfo(np.float16).tiny, np.copysign(np.zeros_like(x), x), x)
+
+
+def _remainder_numpy_sign(kernel):
+    """remainder whose zero results take the divisor's sign (NumPy's rule; PyTorch keeps the dividend's)."""
+    return _np(np.remainder, (F32, F64))(kernel)
+
+
+def _column_major(kernel):
+    """Fresh outputs laid out column-major (a kernel that writes its result transposed)."""
+
+    def one(t):
+        if not isinstance(t, ow.Tensor) or t.ndim < 2 or t.numel() < 2:
+            return t
+        return wrap(np.asfortranarray(native(t)), t.dtype)
+
+    def faulty(*args):
+        out = kernel(*args)
+        return type(out)(one(t) for t in out) if isinstance(out, (tuple, list)) else one(out)
+
+    return faulty
+
+
 # name -> (prim, fault, ops to run, ops of which at least one must fail (the prim's name first), check)
 FAULTS = {
     # wrong value for one dtype
@@ -281,6 +332,22 @@ FAULTS = {
         "prims::convert_element_type,to.dtype",
         "values",
     ),
+    "prod_neg_zero": ("prims::prod", _outputs(_unsigned_zero), "prims::prod,prod", "values"),
+    "cumprod_neg_zero": ("prims::cumprod", _outputs(_unsigned_zero), "prims::cumprod,cumprod", "values"),
+    "cummax_neg_zero": ("prims::cummax", _outputs(_unsigned_zero), "prims::cummax,cummax", "values"),
+    "topk_neg_zero": ("prims::topk", _outputs(_unsigned_zero), "prims::topk,topk", "values"),
+    "clamp_neg_zero": ("prims::clamp", _outputs(_unsigned_zero), "prims::clamp", "values"),
+    "remainder_zero_sign": ("prims::remainder", _remainder_numpy_sign, "prims::remainder", "values"),
+    "bessel_i1_neg_zero": ("prims::bessel_i1", _outputs(_unsigned_zero), "prims::bessel_i1", "values"),
+    "matrix_exp_drops_nan": ("prims::matrix_exp", _outputs(np.nan_to_num), "prims::matrix_exp", "values"),
+    "matrix_exp_inf_saturates": (
+        "prims::matrix_exp",
+        _outputs(lambda x: np.nan_to_num(x, nan=np.nan)),
+        "prims::matrix_exp",
+        "values",
+    ),
+    # layout of fresh outputs
+    "unique_column_major": ("prims::unique", _column_major, "prims::unique", "strides"),
     # missing errors
     "div_no_error": ("prims::div", T.no_error, "prims::div", "errors"),
     "index_put_no_error": ("prims::index_put", _no_error_dropping, "prims::index_put,index_put", "errors"),
@@ -327,6 +394,14 @@ FAULTS = {
     "sinh_f16": ("prims::sinh", T.computed_in((F16,), _sinh_naive), "prims::sinh,sinh", "values"),
     "atanh_bf16": ("prims::atanh", T.computed_in((BF16,), _atanh_naive), "prims::atanh,atanh", "values"),
     "erf_f16": ("prims::erf", T.computed_in((F16,), _erf_crude), "prims::erf,erf", "values"),
+    "exp_f16_flushes": ("prims::exp", _outputs(_flush_f16), "prims::exp,exp", "values"),
+    "mul_f16_flushes": ("prims::mul", _outputs(_flush_f16), "prims::mul", "values"),
+    "convert_f16_flushes": (
+        "prims::convert_element_type",
+        _outputs(_flush_f16),
+        "prims::convert_element_type",
+        "values",
+    ),
     # clamped or wrapped indices
     "gather_clamps": ("prims::gather", T.clamps_indices(2), "prims::gather,gather", "errors"),
     "index_select_wraps": ("prims::index_select", T.clamps_indices(2, "wrap"), "prims::index_select", "errors"),

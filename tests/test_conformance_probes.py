@@ -122,3 +122,51 @@ def test_a_kernel_registered_nondeterministic_may_differ_between_runs():
     assert report.ok, report.table()
     notes = [n for d in report.ops[0].dtypes for n in d.notes]
     assert any("registered deterministic=False" in n for n in notes)
+
+
+@pytest.mark.parametrize("name", ["prims::prod", "prims::cummax", "prims::sort", "amax"])
+def test_signed_zero_probes_hold_negative_zeros_and_no_positive_zero(name):
+    info, samples = _samples(name, ow.float32)
+    probe_list = probes.signed_zero_samples(info, ow.float32, samples, np.random.default_rng(1))
+    assert len(probe_list) == 2
+    for probe in probe_list:
+        assert probe.signed_zeros
+        values = np.concatenate([a.value.ravel() for a in probe.arrs() if a.dtype is ow.float32])
+        zeros = values[values == 0]
+        assert zeros.size and np.signbit(zeros).all(), "every zero is -0.0"
+    signs = [np.sign(np.concatenate([a.value.ravel() for a in p.arrs() if a.dtype is ow.float32])) for p in probe_list]
+    assert set(signs[0]) <= {-1.0, 0.0} and set(signs[1]) <= {1.0, 0.0}
+
+
+@pytest.mark.parametrize("name", ["prims::sum", "prims::cumsum", "mean", "logsumexp", "prims::add"])
+def test_additive_and_elementwise_ops_get_no_signed_zero_probe(name):
+    info, samples = _samples(name, ow.float32)
+    assert probes.signed_zero_samples(info, ow.float32, samples, np.random.default_rng(1)) == []
+
+
+def test_nonfinite_comparison_asks_for_presence_not_positions():
+    want = np.array([[np.nan, 0.5], [0.0, np.inf]])
+    spread = np.full((2, 2), np.nan)  # PyTorch's matrix_exp: nan everywhere
+    assert checks.compare(spread, want, ow.float64, 0, 0, nonfinite_only=True) is None
+    elsewhere = np.array([[1.0, np.inf], [2.0, 3.0]])
+    assert checks.compare(elsewhere, want, ow.float64, 0, 0, nonfinite_only=True) is None
+    dropped = np.nan_to_num(want)  # nan -> 0, inf -> the largest float
+    bad = checks.compare(dropped, want, ow.float64, 0, 0, nonfinite_only=True)
+    assert bad["mismatched"] == 2
+    assert checks.compare(np.ones((2, 2)), np.ones((2, 2)) * 7, ow.float64, 0, 0, nonfinite_only=True) is None
+
+
+def test_nonfinite_probes_of_matrix_exp_reach_a_nonfinite_oracle():
+    info, samples = _samples("prims::matrix_exp", ow.float64)
+    probe_list = probes.nonfinite_samples(info, ow.float64, samples, np.random.default_rng(2))
+    assert len(probe_list) == 2 and all(p.nonfinite_only for p in probe_list)
+    held = [a.value for p in probe_list for a in p.arrs()]
+    assert np.isnan(held[0]).sum() == 1 and np.isinf(held[1]).sum() == 1 and np.count_nonzero(held[1]) == 1
+
+
+def test_contiguous_strides_ignore_size_one_dims():
+    assert checks.contiguous_strides((2, 3, 4)) == (12, 4, 1)
+    assert checks.contiguous_strides((1, 5, 1)) == (None, 1, None)
+    checks.check_contiguous_outputs(ow.zeros(3, 4))
+    with pytest.raises(checks.CheckFailure):
+        checks.check_contiguous_outputs(ow.zeros(4, 3).t())

@@ -115,6 +115,7 @@ class SampleInput:
     oracle_kwargs: dict = field(default_factory=dict)
     ulps: float | None = None
     signed_zeros: bool = False  # zeros must match the oracle's sign (the special-value probes)
+    nonfinite_only: bool = False  # only "non-finite where the oracle is" is checked (the linalg nan/inf probes)
 
     def arrs(self) -> list[Arr]:
         """Every :class:`Arr` of the sample, in argument order."""

@@ -289,6 +289,14 @@ def _div_mode(a, b, rounding_mode=None):
     return np.trunc(np.true_divide(a, b))
 
 
+def _remainder(a, b):
+    """PyTorch's remainder: NumPy's, but a zero result keeps the sign of ``a`` (``fmod``'s), not of ``b``."""
+    out = np.remainder(a, b)
+    if out.dtype.kind != "f":
+        return out
+    return np.where(out == 0, np.copysign(np.zeros_like(out), np.asarray(a, out.dtype)), out)
+
+
 def _add(a, b, alpha=1):
     return a + alpha * b if alpha != 1 else a + b
 
@@ -622,7 +630,7 @@ _BINARY = {
     "div.Tensor_mode": (_div_mode, REAL, "nonzero", "opmath", int_division_by_zero(rounding_mode="floor")),
     "divide.Tensor_mode": (_div_mode, REAL, "nonzero", "opmath", None),
     "floor_divide": (np.floor_divide, REAL, "nonzero", "opmath", int_division_by_zero()),
-    "remainder.Tensor": (np.remainder, REAL, "nonzero", "opmath", int_division_by_zero()),
+    "remainder.Tensor": (_remainder, REAL, "nonzero", "opmath", int_division_by_zero()),
     "fmod.Tensor": (np.fmod, REAL, "nonzero", "opmath", int_division_by_zero()),
     "pow.Tensor_Tensor": (_torch_pow, ALL, "exp", True, None),
     "float_power.Tensor_Tensor": (F(np.power), ALL, "exp", True, None),
@@ -683,8 +691,8 @@ _SCALAR = {
     "divide.Scalar": (F(np.true_divide), ALL, {"other": "nonzero"}, True),
     "true_divide.Scalar": (F(np.true_divide), ALL, {"other": "nonzero"}, True),
     "floor_divide.Scalar": (np.floor_divide, REAL, {"other": "nonzero"}, "opmath"),
-    "remainder.Scalar": (np.remainder, REAL, {"other": "nonzero"}, "opmath"),
-    "remainder.Scalar_Tensor": (np.remainder, REAL, {"other": "nonzero"}, "opmath"),
+    "remainder.Scalar": (_remainder, REAL, {"other": "nonzero"}, "opmath"),
+    "remainder.Scalar_Tensor": (_remainder, REAL, {"other": "nonzero"}, "opmath"),
     "fmod.Scalar": (np.fmod, REAL, {"other": "nonzero"}, "opmath"),
     "pow.Tensor_Scalar": (_pow_scalar, NUMERIC, {"exponent": "exp"}, True),
     "pow.Scalar": (_pow_scalar, NUMERIC, {"exponent": "exp", "self": "pos"}, True),
@@ -962,7 +970,7 @@ _PRIM_BINARY = {
     "minimum": (np.minimum, "any"),
     "fmax": (np.fmax, "any"),
     "fmin": (np.fmin, "any"),
-    "remainder": (np.remainder, "nonzero"),
+    "remainder": (_remainder, "nonzero"),
     "fmod": (np.fmod, "nonzero"),
     "floor_divide": (np.floor_divide, "nonzero"),
     "heaviside": (_heaviside, "any"),

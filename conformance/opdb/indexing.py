@@ -493,7 +493,8 @@ def _advanced_lines():
         entry("prims::masked_scatter", _masked_scatter, prim_mscatter, ALL),
         entry("nonzero", _nonzero, nonzero, ALL),
         entry("argwhere", _nonzero, nonzero, ALL),
-        entry("prims::nonzero", _nonzero, nonzero, ALL),
+        # no layout promise: PyTorch's CUDA nonzero returns its (n, ndim) result transposed (column-major)
+        entry("prims::nonzero", _nonzero, nonzero, ALL, strides=False),
         entry("nonzero_static", _nonzero_static, static, ALL),
     ]
 
