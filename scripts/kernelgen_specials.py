@@ -81,10 +81,10 @@ def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Units in the last place between finite ``a`` and ``b`` of one float dtype (ordered integer images)."""
     it = _INT[a.dtype.name]
     ia, ib = (x.view(it).astype(np.int64) for x in (a, b))
-    sign = np.int64(1) << (8 * a.dtype.itemsize - 1)
-    ia = np.where(ia < 0, -(ia & (sign - 1)), ia)
-    ib = np.where(ib < 0, -(ib & (sign - 1)), ib)
-    return np.abs(ia - ib)
+    mask = np.int64(np.iinfo(it).max)  # every bit but the sign
+    ia = np.where(ia < 0, -(ia & mask), ia)
+    ib = np.where(ib < 0, -(ib & mask), ib)
+    return np.abs(ia.astype(np.float64) - ib)
 
 
 def mismatches(expected: np.ndarray, actual: np.ndarray, ulps: int) -> np.ndarray:
