@@ -1,9 +1,9 @@
-"""Generated log1p and xlog1py on special values (subnormals included) on opencl and the C paths.
+"""Generated log1p, xlog1py and erfcx on special values (subnormals included) on opencl and the C paths.
 
 PoCL's ``log1p`` returns +0 for the smallest subnormals of float32 and float64 (``log1p(x)`` is
 ``x`` there), which made ``log1p`` and ``xlog1py(inf, tiny)`` (inf * 0 = nan) wrong on the OpenCL
 device. The oracle is NumPy's ``log1p`` with PyTorch's ``xlog1py`` rules (nan where ``y`` is nan,
-0 where ``x`` is 0).
+0 where ``x`` is 0). float64 ``erfcx`` returned 0 above about 1e308, where ``sqrt(pi) * x`` overflowed.
 """
 
 from __future__ import annotations
@@ -68,3 +68,17 @@ def test_xlog1py_on_every_pair_of_special_values(target, dtype):
     with np.errstate(all="ignore"):
         expected = np.where(np.isnan(y), np.nan, np.where(x == 0, 0.0, x * np.log1p(y))).astype(dtype)
     _assert_same(_run("xlog1py", [x, y], target), expected)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_erfcx_of_huge_float64_arguments_is_subnormal_not_zero(target):
+    # erfcx(x) = 1 / (x sqrt(pi)) (1 - 1 / (2 x^2) + ...): past 1e300 the correction is below 1e-600
+    x = np.array([1e300, 1e305, np.finfo(np.float64).max, -np.finfo(np.float64).max, np.inf, 30.0])
+    expected = np.array([*(1 / math.sqrt(math.pi) / x[:3]), np.inf, 0.0, math.nan])
+    actual = _run("erfcx", [x], target)
+    np.testing.assert_allclose(actual[:3], expected[:3], rtol=1e-12, atol=0)
+    assert actual[3] == np.inf and actual[4] == 0.0 and not np.signbit(actual[4])
+    z = 30.0  # continued fraction region, against the asymptotic series
+    terms = [math.prod(range(1, 2 * n, 2)) * (-1 / (2 * z * z)) ** n for n in range(10)]  # (2n-1)!! (-1/(2z^2))^n
+    series = math.fsum(terms) / (z * math.sqrt(math.pi))
+    assert abs(actual[5] - series) <= 1e-12 * series
