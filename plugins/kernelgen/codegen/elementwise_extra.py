@@ -43,7 +43,9 @@ inline $T ow_entr($T x) {
     return x == 0 ? ($T)0 : ($T)(-INFINITY);
 }
 inline $T ow_xlogy($T x, $T y) { return isnan(y) ? ($T)NAN : x == 0 ? ($T)0 : x * log(y); }
-inline $T ow_xlog1py($T x, $T y) { return isnan(y) ? ($T)NAN : x == 0 ? ($T)0 : x * log1p(y); }
+inline $T ow_xlog1py($T x, $T y) {
+    return isnan(y) ? ($T)NAN : x == 0 ? ($T)0 : x * (fabs(y) < 1e-20f ? y : log1p(y));
+}
 inline $T ow_floor_divide($T a, $T b) {
     if (b == 0) return a / b;
     $T mod = fmod(a, b);

@@ -53,7 +53,7 @@ _ERF = """
     /* continued fraction 1 / (x + (1/2) / (x + 1 / (x + (3/2) / ...))) */
     double f = x;
     for (int k = 24; k >= 1; --k) f = x + 0.5 * k / f;
-    return 1.0 / (OW_SQRT_PI * f);
+    return f > 1e300 ? (1.0 / OW_SQRT_PI) / f : 1.0 / (OW_SQRT_PI * f); /* sqrt(pi) f overflows near DBL_MAX */
 }
 
 @FN@ double ow_erfcx(double x) {

@@ -24,7 +24,9 @@ _UNSIGNED = {"int32": "uint", "int64": "ulong"}
 
 # name -> (float expr, int expr, bool expr, output is bool)
 _F = {n: f"{n}(x0)" for n in "sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh exp exp2 expm1 log".split()}
-_F.update({n: f"{n}(x0)" for n in "log2 log10 log1p sqrt cbrt erf erfc floor ceil trunc rsqrt".split()})
+_F.update({n: f"{n}(x0)" for n in "log2 log10 sqrt cbrt erf erfc floor ceil trunc rsqrt".split()})
+# log1p(x) rounds to x below 1e-20 in every float type; PoCL's log1p gives +0 for the smallest subnormals
+_F["log1p"] = "(fabs(x0) < 1e-20f ? x0 : log1p(x0))"
 UNARY = {name: (expr, None, None, False) for name, expr in _F.items()}
 UNARY.update(
     {
