@@ -1,16 +1,28 @@
-"""NumPy calls with floating-point warnings off, cheaply.
+"""NumPy calls with floating-point warnings off, cheaply, without touching the user's NumPy or warnings state.
 
-``with np.errstate(all="ignore")`` costs several microseconds per use (more than a ufunc on
-a small array). NumPy keeps its error state in a context variable, so each thread keeps one
-:class:`contextvars.Context` copied inside ``errstate(all="ignore")`` and runs the NumPy call
-in it (``Context.run`` costs next to nothing). A call made while that context already runs
-(a kernel calling another) runs directly: it is quiet already.
+The warnings (``invalid value encountered in subtract``...) come from NumPy's floating-point error
+reporting, whose state (``np.seterr``) NumPy keeps in a context variable. The plugin never changes it
+where the user's code runs; its NumPy calls run in :class:`contextvars.Context` objects whose state is
+``all="ignore"`` instead (``Context.run`` costs next to nothing; ``with np.errstate(...)`` costs several
+microseconds per use, more than a ufunc on a small array):
+
+- :func:`quiet` runs any call in this thread's quiet context (a kernel calling another runs directly:
+  it is quiet already).
+- :func:`quiet_binary` / :func:`quiet_ternary` wrap a ufunc for the direct kernels: they enter one
+  shared context (one Python call, about 25 ns) and fall back to :func:`quiet` when that context is
+  already entered: ``Context.run`` raises ``RuntimeError`` when another thread is inside it (NumPy
+  releases the GIL in its loops).
+- :func:`shared_quiet` is the same without the Python call, for ``a + b`` itself: its caller catches
+  the ``RuntimeError`` and retries through :func:`quiet_binary`.
+
+The module-scoped warnings filter of :func:`silence_direct_kernel_warnings` is only a safety net for
+any NumPy call of the plugin outside these; nothing depends on it surviving ``warnings.catch_warnings()``.
 """
 
 from __future__ import annotations
 
 import contextvars
-import re
+import functools
 import threading
 import warnings
 
@@ -39,52 +51,66 @@ def quiet(fn, *args):
     return ctx.run(fn, *args)
 
 
-#: The modules whose NumPy calls run without :func:`quiet`: the direct kernels built by the core's
-#: ``opweave.backends.kernel`` helpers and this plugin's own.
+def _shared_context() -> contextvars.Context:
+    ctx = contextvars.Context()  # empty: it holds NumPy's error state and nothing of the caller's
+    ctx.run(np.seterr, all="ignore")  # sets the state inside ``ctx`` only
+    return ctx
+
+
+_SHARED = _shared_context()
+
+
+def shared_quiet(ufunc) -> functools.partial:
+    """``ufunc(*args)`` run in the shared quiet context, at no cost over the bare call (a C-level partial).
+
+    It raises ``RuntimeError`` when the shared context is entered already (another thread is inside it); the
+    caller then runs the same call through :func:`quiet_binary`. For ufuncs on NumPy arrays and Python numbers
+    only, which cannot raise ``RuntimeError`` themselves.
+    """
+    return functools.partial(_SHARED.run, ufunc)
+
+
+def quiet_binary(ufunc):
+    """``ufunc(x, y)`` with NumPy's floating-point warnings off, at the cost of a Python call (for ``a + b``)."""
+    run = _SHARED.run
+
+    def call(x, y):
+        try:
+            return run(ufunc, x, y)
+        except RuntimeError:  # the shared context is entered already (another thread is inside it)
+            return quiet(ufunc, x, y)
+
+    call.__name__ = call.__qualname__ = getattr(ufunc, "__name__", "call")
+    return call
+
+
+def quiet_ternary(ufunc):
+    """``ufunc(x, y, out)`` with NumPy's floating-point warnings off, as :func:`quiet_binary`."""
+    run = _SHARED.run
+
+    def call(x, y, out):
+        try:
+            return run(ufunc, x, y, out)
+        except RuntimeError:
+            return quiet(ufunc, x, y, out)
+
+    call.__name__ = call.__qualname__ = getattr(ufunc, "__name__", "call")
+    return call
+
+
+#: The modules whose NumPy calls the safety-net filter covers: the core's ``opweave.backends.kernel``
+#: helpers the plugin builds kernels with, and the plugin's own.
 _DIRECT_KERNEL_MODULES = r"(opweave\.backends\.kernel|opweave_cpu\.)"
 _MESSAGES = r"(invalid value|overflow|divide by zero|underflow) encountered"
-#: The filter as ``warnings.filterwarnings`` stores it (compiled patterns compare by pattern and flags).
-_FILTER = ("ignore", re.compile(_MESSAGES, re.I), RuntimeWarning, re.compile(_DIRECT_KERNEL_MODULES), 0)
 
 
 def silence_direct_kernel_warnings() -> None:
-    """Turn off NumPy's floating-point RuntimeWarnings raised inside the CPU's kernels (PyTorch is silent).
+    """Ignore NumPy's floating-point RuntimeWarnings raised inside the CPU plugin's modules (PyTorch is silent).
 
-    The direct kernels (``a + b``, ``a * 2.0``...) call NumPy ufuncs without :func:`quiet`, which would cost a
-    third of a tiny ``a + b``; a warnings filter scoped to the kernels' modules costs nothing until a warning
-    fires. NumPy code of the user's still warns; filters the user adds later (``simplefilter("error")``)
-    come first, as the warnings module orders them.
-
-    ``warnings.catch_warnings()`` puts back the filter list it saved on exit, so a filter added while the
-    plugin loaded inside such a block would be lost; :func:`_keep_filter` puts it back whenever the warnings
-    module announces a change of its filters (nothing runs per kernel call).
+    A safety net only: the prim kernels and the hot direct kernels run NumPy in a quiet error state
+    (:func:`quiet`, :func:`quiet_binary`) and do not depend on it. It is added with the public
+    ``warnings.filterwarnings``, scoped to the plugin's modules, so NumPy code of the user's still warns
+    and filters the user adds later (``simplefilter("error")``) come first. A ``warnings.catch_warnings()``
+    block that the plugin was loaded in drops it on exit, as it drops every filter added inside it.
     """
     warnings.filterwarnings("ignore", message=_MESSAGES, category=RuntimeWarning, module=_DIRECT_KERNEL_MODULES)
-    _keep_filter()
-
-
-def _keep_filter() -> None:
-    """Re-add the filter each time the warnings module reports its filters changed (once installed).
-
-    ``catch_warnings.__exit__``, ``filterwarnings``, ``simplefilter`` and ``resetwarnings`` all end by calling
-    the module's ``_filters_mutated`` hook (CPython 3.10 to 3.13; ``_filters_mutated_lock_held`` from 3.14);
-    it is wrapped so that a list without the filter gets it back at the front. Where neither hook exists the
-    filter is installed once, as before.
-    """
-    for hook in ("_filters_mutated", "_filters_mutated_lock_held"):
-        original = getattr(warnings, hook, None)
-        if original is None or getattr(original, "_opweave_cpu_filter", False):
-            continue
-        setattr(warnings, hook, _keeping(original))
-
-
-def _keeping(original):
-    def filters_mutated(*args, **kwargs):
-        filters = warnings.filters
-        if _FILTER not in filters:
-            filters.insert(0, _FILTER)
-        return original(*args, **kwargs)
-
-    filters_mutated._opweave_cpu_filter = True  # type: ignore[attr-defined]
-    filters_mutated.__doc__ = original.__doc__
-    return filters_mutated

@@ -3,8 +3,8 @@
 Each handles the common case in one NumPy call — same dtype (float32 or
 float64), same shape, no alpha — and declines everything else (``raise Decline``), so the dispatcher
 runs the op's reference decomposition and results agree with it (tests/test_cpu_direct.py checks that).
-Their NumPy calls run without :func:`._quiet.quiet`: the plugin's warnings filter
-(:func:`._quiet.silence_direct_kernel_warnings`) keeps ``inf - inf`` silent at no cost per call.
+Their arithmetic runs through :func:`._quiet.quiet_binary` / :func:`._quiet.quiet_ternary`: NumPy's error
+state is ``ignore`` inside (``inf - inf`` is NaN silently, as in PyTorch) for the cost of one Python call.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from opweave.backends.kernel import Decline, cached_native, is_wrapped_number, s
 
 from .._backend import wrap_same
 from ._common import native, wrap
-from ._quiet import quiet
+from ._quiet import quiet_binary, quiet_ternary, shared_quiet
 
 _FAST_DTYPES = frozenset({opweave.float32, opweave.float64})
 _LARGEST = {dtype: float(np.finfo(dtype.numpy).max) for dtype in _FAST_DTYPES}  # each dtype's largest finite value
@@ -23,7 +23,14 @@ _SCALAR = {dtype: dtype.numpy.type for dtype in _FAST_DTYPES}  # its NumPy scala
 
 
 def _binary(name: str, ufunc, result_dtype=None):
-    same_kind = same_kind_binary(ufunc, _FAST_DTYPES, wrap_same, native, f"{name}.Tensor", result_dtype)
+    """The ``.Tensor`` kernel of a binary op; arithmetic (no ``result_dtype``) runs quiet, comparisons as they are."""
+    what = f"{name}.Tensor"
+    if result_dtype is None:
+        same_kind = same_kind_binary(shared_quiet(ufunc), _FAST_DTYPES, wrap_same, native, what)
+        ufunc = quiet_binary(ufunc)
+    else:
+        same_kind = same_kind_binary(ufunc, _FAST_DTYPES, wrap_same, native, what, result_dtype)
+    retry = same_kind_binary(ufunc, _FAST_DTYPES, wrap_same, native, what, result_dtype)
 
     def kernel(x, y, *rest):
         if rest and not (type(rest[0]) is int and rest[0] == 1):
@@ -32,6 +39,8 @@ def _binary(name: str, ufunc, result_dtype=None):
             return same_kind(x, y)
         except Decline:
             pass
+        except RuntimeError:  # the shared quiet context is in use by another thread (see ._quiet.shared_quiet)
+            return retry(x, y)
         # Two same-shape tensors of different real dtypes that promote to float32/float64 (``a + i``):
         # both are converted to the promoted dtype and ``ufunc`` runs there, as the decomposition does.
         dtype, other = x.dtype, y.dtype
@@ -69,14 +78,18 @@ def _scaled(name: str, ufunc, x, y, alpha, result_dtype):
     return wrap_same(_times_then(ufunc, native(x), native(y), _SCALAR[dtype](alpha)), result_dtype or dtype)
 
 
+_multiply = quiet_binary(np.multiply)
+
+
 def _times_then(ufunc, a: np.ndarray, b: np.ndarray, alpha) -> np.ndarray:
-    return np.asarray(ufunc(a, np.multiply(b, alpha)))
+    return np.asarray(ufunc(a, _multiply(b, alpha)))
 
 
 def _binary_out(name: str, functional, ufunc=None):
     """The ``out=`` kernel of a binary op: ``functional``'s result copied into ``out`` when ``out`` is a
     C-contiguous tensor of the result's dtype and shape sharing no memory with the operands. Two same-shape
     tensors of ``out``'s float32/float64 dtype (alpha 1) are computed by ``ufunc`` straight into ``out``."""
+    into = None if ufunc is None else quiet_ternary(ufunc)
 
     def kernel(x, y, *rest):  # (alpha, out) or (out,): mul and div have no alpha
         out = rest[-1]
@@ -95,7 +108,7 @@ def _binary_out(name: str, functional, ufunc=None):
                 and not np.may_share_memory(target, a)
                 and not np.may_share_memory(target, b)
             ):
-                ufunc(a, b, target)
+                into(a, b, target)
                 return out
         result = functional(x, y, *rest[:-1])
         target = native(out)
@@ -115,13 +128,9 @@ def _promoted(ufunc, a: np.ndarray, b: np.ndarray, target) -> np.ndarray:
     return np.asarray(ufunc(a.astype(target, copy=False), b.astype(target, copy=False)))
 
 
-def _quiet(ufunc):
-    """``ufunc`` with NumPy's floating-point warnings off (0/0, inf - inf give NaN silently, as in PyTorch)."""
-
-    def compute(x, y):
-        return quiet(ufunc, x, y)
-
-    return compute
+_add_reduce = quiet_binary(np.add.reduce)
+_maximum_reduce = quiet_binary(np.maximum.reduce)
+_matmul_quiet = quiet_binary(np.matmul)
 
 
 def _sum(self, dtype=None):
@@ -129,7 +138,7 @@ def _sum(self, dtype=None):
     own = self.dtype
     if dtype is None and own in _FAST_DTYPES:
         x = native(self)
-        return wrap_same(np.asarray(np.add.reduce(x, None)), own)  # what ndarray.sum() runs
+        return wrap_same(np.asarray(_add_reduce(x, None)), own)  # what ndarray.sum() runs
     raise Decline("not float32/float64, or a dtype argument")
 
 
@@ -137,6 +146,8 @@ def _inplace(name: str, ufunc):
     """``self op= other`` for a C-contiguous float32/float64 ``self`` and a Python number (``.Scalar``), a
     wrapped one, or a same-dtype same-shape tensor that is ``self`` or shares no memory with it (``.Tensor``);
     alpha 1. The decomposition's functional op, then ``copy_to``, computes the same ufunc in the same dtype."""
+
+    into = quiet_ternary(ufunc)
 
     def kernel(self, other, *rest):
         if rest and not (type(rest[0]) is int and rest[0] == 1):
@@ -164,7 +175,7 @@ def _inplace(name: str, ufunc):
             largest = _LARGEST[dtype]
             if not -largest <= operand <= largest:
                 raise Decline(f"{name}: a number out of the dtype's finite range")
-        quiet(ufunc, x, operand, x)
+        into(x, operand, x)
         return self
 
     kernel.__doc__ = f"{name} in place on a C-contiguous float32/float64 tensor (else the decomposition)."
@@ -176,7 +187,7 @@ def _max(self):
     own = self.dtype
     a = native(self)
     if own in _FAST_DTYPES and a.size:
-        return wrap_same(np.asarray(np.maximum.reduce(a, None)), own)  # every axis, as the amax prim's
+        return wrap_same(np.asarray(_maximum_reduce(a, None)), own)  # every axis, as the amax prim's
     raise Decline("not a non-empty float32/float64 tensor")
 
 
@@ -185,7 +196,7 @@ def _matmul(self, other):
     dtype = self.dtype
     a, b = self.shape, other.shape
     if dtype is other.dtype and dtype in _FAST_DTYPES and len(a) == 2 and len(b) == 2 and a[1] == b[0]:
-        return wrap(np.matmul(native(self), native(other)), dtype)
+        return wrap(_matmul_quiet(native(self), native(other)), dtype)
     raise Decline("not two same-dtype float32/float64 matrices")
 
 
@@ -193,7 +204,7 @@ KERNELS = {
     "add.Tensor": _binary("add", np.add),
     "sub.Tensor": _binary("sub", np.subtract),
     "mul.Tensor": _binary("mul", np.multiply),
-    "div.Tensor": _binary("div", _quiet(np.true_divide)),
+    "div.Tensor": _binary("div", np.true_divide),
     "eq.Tensor": _binary("eq", np.equal, opweave.bool),
     "ne.Tensor": _binary("ne", np.not_equal, opweave.bool),
     "lt.Tensor": _binary("lt", np.less, opweave.bool),
@@ -203,7 +214,7 @@ KERNELS = {
     "add.out": _binary_out("add.out", _binary("add", np.add), np.add),
     "sub.out": _binary_out("sub.out", _binary("sub", np.subtract), np.subtract),
     "mul.out": _binary_out("mul.out", _binary("mul", np.multiply), np.multiply),
-    "div.out": _binary_out("div.out", _binary("div", _quiet(np.true_divide)), np.true_divide),
+    "div.out": _binary_out("div.out", _binary("div", np.true_divide), np.true_divide),
     "add_.Scalar": _inplace("add_.Scalar", np.add),
     "sub_.Scalar": _inplace("sub_.Scalar", np.subtract),
     "sum": _sum,

@@ -27,7 +27,7 @@ from opweave.backends.kernel import Decline, contiguous_strides, is_wrapped_numb
 
 from .._backend import wrap_same
 from ._common import native
-from ._quiet import quiet
+from ._quiet import quiet, quiet_binary
 
 _FLOATS = frozenset({opweave.float32, opweave.float64})
 _LARGEST = {dtype: float(np.finfo(dtype.numpy).max) for dtype in _FLOATS}  # each float dtype's largest finite value
@@ -150,6 +150,9 @@ def _where(condition, self, other):
     return wrap_same(np.where(native(condition), native(self), native(other)), dtype)
 
 
+_matmul, _add = quiet_binary(np.matmul), quiet_binary(np.add)
+
+
 def _linear(input, weight, bias=None):  # noqa: A002 - PyTorch's argument name
     """linear of a 2-D float32/float64 input and weight (and a 1-D bias) of one dtype (else the decomposition).
 
@@ -161,9 +164,9 @@ def _linear(input, weight, bias=None):  # noqa: A002 - PyTorch's argument name
         raise Decline("linear: not a 2-D float32/float64 input and weight of one dtype and inner size")
     if bias is not None and (bias.dtype is not dtype or bias.shape != (w.shape[0],) or is_wrapped_number(bias)):
         raise Decline("linear: a bias that is not 1-D of the weight's rows and the input's dtype")
-    out = np.matmul(x, w.T)
+    out = _matmul(x, w.T)
     if bias is not None:
-        out = quiet(np.add, out, native(bias))
+        out = _add(out, native(bias))
     return wrap_same(out, dtype)
 
 
