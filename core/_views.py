@@ -92,7 +92,7 @@ def _direct_method(general, watch: _direct.Watch):
                 return _record(general, self, args, key, layouts)
             if layout is _SELF:
                 return self
-            t = _new(Tensor)
+            t = _new(Tensor)  # the fields ``_fastpaths._slice`` fills too (inline there and here: see there)
             t._st = self._storage
             t._shape, t._stride, t._offset = layout
             t._dtype, t._device, t._keys = self._dtype, self._device, self._keys
