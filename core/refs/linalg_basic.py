@@ -52,6 +52,13 @@ def _check_operands(op: str, *named) -> None:
         raise TypeError(f"{op}: bool tensors are not supported")
 
 
+def _check_product(op: str, first: tuple, second: tuple) -> None:
+    """The two operands of a matrix product, each ``(name, tensor, ndim)``: their ndims, then one dtype, not bool."""
+    for name, t, ndim in (first, second):
+        _check_ndim(op, name, t, ndim)
+    _check_operands(op, first[:2], second[:2])
+
+
 def _check_inner(op: str, k1: int, k2: int, shape1, shape2) -> None:
     if k1 != k2:
         raise ValueError(
@@ -77,18 +84,14 @@ def _mm(op: str, a, b):
 
 def mm(self, mat2):
     """Matrix product of the 2-D tensors ``self`` (n × k) and ``mat2`` (k × p); same dtype required."""
-    _check_ndim("mm", "self", self, 2)
-    _check_ndim("mm", "mat2", mat2, 2)
-    _check_operands("mm", ("self", self), ("mat2", mat2))
+    _check_product("mm", ("self", self, 2), ("mat2", mat2, 2))
     return _mm("mm", self, mat2)
 
 
 def bmm(self, mat2):
     """Batched matrix product of the 3-D tensors ``self`` (b × n × k) and ``mat2`` (b × k × p)."""
     op = "bmm"
-    _check_ndim(op, "self", self, 3)
-    _check_ndim(op, "mat2", mat2, 3)
-    _check_operands(op, ("self", self), ("mat2", mat2))
+    _check_product(op, ("self", self, 3), ("mat2", mat2, 3))
     if self.shape[0] != mat2.shape[0]:
         raise ValueError(f"{op}: batch sizes differ: {self.shape[0]} and {mat2.shape[0]}")
     _check_inner(op, self.shape[2], mat2.shape[1], self.shape, mat2.shape)
@@ -102,9 +105,7 @@ def _mv(op: str, mat, vec):
 
 def mv(self, vec):
     """Matrix-vector product of ``self`` (n × k) and ``vec`` (k); same dtype required."""
-    _check_ndim("mv", "self", self, 2)
-    _check_ndim("mv", "vec", vec, 1)
-    _check_operands("mv", ("self", self), ("vec", vec))
+    _check_product("mv", ("self", self, 2), ("vec", vec, 1))
     return _mv("mv", self, vec)
 
 
@@ -119,17 +120,13 @@ def _dot(op: str, a, b):
 
 def dot(self, tensor):
     """Dot product of two 1-D tensors of the same size and dtype (no promotion, as torch)."""
-    _check_ndim("dot", "self", self, 1)
-    _check_ndim("dot", "tensor", tensor, 1)
-    _check_operands("dot", ("self", self), ("tensor", tensor))
+    _check_product("dot", ("self", self, 1), ("tensor", tensor, 1))
     return _dot("dot", self, tensor)
 
 
 def vdot(self, other):
     """Dot product of two 1-D tensors conjugating the first (``sum(conj(self) * other)``)."""
-    _check_ndim("vdot", "self", self, 1)
-    _check_ndim("vdot", "other", other, 1)
-    _check_operands("vdot", ("self", self), ("other", other))
+    _check_product("vdot", ("self", self, 1), ("other", other, 1))
     a = prims.conj_physical(self) if self.dtype.is_complex else self
     return _dot("vdot", a, other)
 
@@ -240,17 +237,13 @@ def _scaled_sum(op: str, self, product, beta, alpha):
 
 def addmm(self, mat1, mat2, beta=1, alpha=1):
     """``beta * self + alpha * (mat1 @ mat2)``; ``self`` broadcasts to n × p; beta = 0 ignores ``self`` (nan too)."""
-    _check_ndim("addmm", "mat1", mat1, 2)
-    _check_ndim("addmm", "mat2", mat2, 2)
-    _check_operands("addmm", ("mat1", mat1), ("mat2", mat2))
+    _check_product("addmm", ("mat1", mat1, 2), ("mat2", mat2, 2))
     return _scaled_sum("addmm", self, _mm("addmm", mat1, mat2), beta, alpha)
 
 
 def addmv(self, mat, vec, beta=1, alpha=1):
     """``beta * self + alpha * (mat @ vec)``; ``self`` broadcasts to n."""
-    _check_ndim("addmv", "mat", mat, 2)
-    _check_ndim("addmv", "vec", vec, 1)
-    _check_operands("addmv", ("mat", mat), ("vec", vec))
+    _check_product("addmv", ("mat", mat, 2), ("vec", vec, 1))
     return _scaled_sum("addmv", self, _mv("addmv", mat, vec), beta, alpha)
 
 
@@ -272,9 +265,7 @@ def addr(self, vec1, vec2, beta=1, alpha=1):
 
 
 def _bmm_checked(op: str, batch1, batch2):
-    _check_ndim(op, "batch1", batch1, 3)
-    _check_ndim(op, "batch2", batch2, 3)
-    _check_operands(op, ("batch1", batch1), ("batch2", batch2))
+    _check_product(op, ("batch1", batch1, 3), ("batch2", batch2, 3))
     if batch1.shape[0] != batch2.shape[0]:
         raise ValueError(f"{op}: batch sizes differ: {batch1.shape[0]} and {batch2.shape[0]}")
     _check_inner(op, batch1.shape[2], batch2.shape[1], batch1.shape, batch2.shape)

@@ -80,3 +80,45 @@ def test_a_transposed_view_stays_intact_too():
     view = base.t()
     _raises_intact(L.inv, view, (ValueError, RuntimeError), "linalg_inv", "'A'", "square")
     np.testing.assert_array_equal(base.numpy(), np.arange(6.0).reshape(2, 3))
+
+
+# (op name in messages, call, first argument name and ndim, second argument name and ndim)
+_PRODUCTS = [
+    ("mm", lambda a, b: D.mm(a, b), ("self", 2), ("mat2", 2)),
+    ("bmm", lambda a, b: D.bmm(a, b), ("self", 3), ("mat2", 3)),
+    ("mv", lambda a, b: D.mv(a, b), ("self", 2), ("vec", 1)),
+    ("dot", lambda a, b: D.dot(a, b), ("self", 1), ("tensor", 1)),
+    ("vdot", lambda a, b: D.vdot(a, b), ("self", 1), ("other", 1)),
+    ("addmm", lambda a, b: D.addmm(D.zeros(()), a, b), ("mat1", 2), ("mat2", 2)),
+    ("addmv", lambda a, b: D.addmv(D.zeros(()), a, b), ("mat", 2), ("vec", 1)),
+    ("baddbmm", lambda a, b: D.baddbmm(D.zeros(()), a, b), ("batch1", 3), ("batch2", 3)),
+]
+
+
+def _operand(ndim: int, dtype=np.float32):
+    return D.tensor(np.ones((2,) * ndim, dtype=dtype))
+
+
+def _product_raises_intact(call, a, b, error, *words):
+    before = [(t.numpy().copy(), t.shape, t.dtype) for t in (a, b)]
+    with pytest.raises(error) as info:
+        call(a, b)
+    assert all(w in str(info.value) for w in words), str(info.value)
+    for t, (values, shape, dtype) in zip((a, b), before):
+        np.testing.assert_array_equal(t.numpy(), values)
+        assert (t.shape, t.dtype) == (shape, dtype)
+
+
+@pytest.mark.parametrize(("op", "call", "first", "second"), _PRODUCTS, ids=[row[0] for row in _PRODUCTS])
+def test_matrix_product_operands_of_the_wrong_ndim_are_value_errors(op, call, first, second):
+    (n1, d1), (n2, d2) = first, second
+    _product_raises_intact(call, _operand(d1 + 1), _operand(d2), ValueError, op, f"'{n1}'", f"{d1}-D")
+    _product_raises_intact(call, _operand(d1), _operand(max(d2 - 1, 0)), ValueError, op, f"'{n2}'", f"{d2}-D")
+
+
+@pytest.mark.parametrize(("op", "call", "first", "second"), _PRODUCTS, ids=[row[0] for row in _PRODUCTS])
+def test_matrix_product_operands_of_two_dtypes_or_bool_are_type_errors(op, call, first, second):
+    (n1, d1), (n2, d2) = first, second
+    a, b = _operand(d1), _operand(d2, np.float64)
+    _product_raises_intact(call, a, b, TypeError, op, f"'{n1}'", f"'{n2}'", "float32", "float64")
+    _product_raises_intact(call, _operand(d1, bool), _operand(d2, bool), TypeError, op, "bool")
