@@ -64,6 +64,7 @@ warnings.resetwarnings()  # no filter at all: the kernels are quiet without one
 np.testing.assert_array_equal((a - b).numpy(), want[0])
 np.testing.assert_array_equal((a / b).numpy(), want[2])
 np.testing.assert_array_equal(ow.log(b - 1).numpy(), want[3])
+assert ow.ops.prims.prod(ow.tensor([300.0, 300.0], dtype=ow.float16), None).item() == inf  # cast past float16
 """
 
 

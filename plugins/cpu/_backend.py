@@ -11,6 +11,8 @@ import opweave
 from opweave.backends import Backend, Storage
 from opweave.backends import kernel as K
 
+from .kernels._quiet import quiet
+
 CPU = opweave.device("cpu")
 
 
@@ -102,7 +104,7 @@ def wrap(a, dtype=None):
     if dtype is None:
         dtype = opweave.dtype_of_numpy(a.dtype)
     elif a.dtype != dtype.numpy:
-        a = a.astype(dtype.numpy)
+        a = quiet(a.astype, dtype.numpy)  # a float32 result past float16's range becomes inf, as in PyTorch
     if a.flags.c_contiguous:
         flat = a
     else:
