@@ -3,8 +3,9 @@
 Each handles the common case in one NumPy call — same dtype (float32 or
 float64), same shape, no alpha — and declines everything else (``raise Decline``), so the dispatcher
 runs the op's reference decomposition and results agree with it (tests/test_cpu_direct.py checks that).
-Their arithmetic runs through :func:`._quiet.quiet_binary` / :func:`._quiet.quiet_ternary`: NumPy's error
-state is ``ignore`` inside (``inf - inf`` is NaN silently, as in PyTorch) for the cost of one Python call.
+Their arithmetic runs in NumPy's ``ignore`` error state (``inf - inf`` is NaN silently, as in PyTorch):
+``a + b`` through :func:`._quiet.shared_quiet`, the rest through :func:`._quiet.quiet_binary` /
+:func:`._quiet.quiet_ternary`.
 """
 
 from __future__ import annotations
