@@ -34,6 +34,7 @@ LIMITS = {
     "float32": ("-INFINITY", "INFINITY"),
     "float64": ("-INFINITY", "INFINITY"),
     "bfloat16": ("-INFINITY", "INFINITY"),
+    "float16": ("-INFINITY", "INFINITY"),
 }
 
 _FLOAT_MINMAX = """
