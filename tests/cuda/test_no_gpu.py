@@ -273,3 +273,42 @@ def test_every_driver_call_passes_as_many_arguments_as_cuda_bindings_takes():
             assert count == len(params), f"{name}:{node.lineno}: {first.value} takes {signature}, given {count}"
             checked += 1
     assert checked >= 25
+
+
+def test_a_scalar_upload_is_queued_memsets_and_larger_uploads_copy_then_wait(monkeypatch):
+    """``copy_from_host`` of 1, 2, 4 or 8 bytes writes the value with cuMemsetD8/D16/D32Async on the current stream
+    and does not wait (the value travels in the call); other sizes, or a misaligned address, copy and then wait."""
+    from types import SimpleNamespace
+
+    from opweave_cuda import _driver
+
+    calls = []
+
+    class Recorder:
+        class CUresult:
+            CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY = 0, 2
+
+        def __getattr__(self, name):
+            return lambda *args: calls.append((name, *args)) or (0,)
+
+    monkeypatch.setattr(_driver, "load", lambda: (Recorder(), None))
+    rt = SimpleNamespace(enter=lambda: None, stream=lambda: 77)
+    buffer = SimpleNamespace(ptr=0x1000)
+
+    def upload(array, offset=0):
+        calls.clear()
+        _runtime.CudaRuntime.copy_from_host(rt, buffer, np.ascontiguousarray(array).reshape(-1).view(np.uint8), offset)
+        return calls
+
+    bits32 = int(np.array(1.5, np.float32).view(np.uint32))
+    assert upload(np.array(1.5, np.float32)) == [("cuMemsetD32Async", 0x1000, bits32, 1, 77)]
+    lo, hi = np.array([-2.25], np.float64).view(np.uint32)
+    assert upload(np.array(-2.25, np.float64)) == [
+        ("cuMemsetD32Async", 0x1000, int(lo), 1, 77),
+        ("cuMemsetD32Async", 0x1004, int(hi), 1, 77),
+    ]
+    assert upload(np.array(-3, np.int16)) == [("cuMemsetD16Async", 0x1000, 0xFFFD, 1, 77)]
+    assert upload(np.array(True)) == [("cuMemsetD8Async", 0x1000, 1, 1, 77)]
+    for array, offset in ((np.arange(3, dtype=np.uint8), 0), (np.array(7, np.int32), 2), (np.arange(3.0), 0)):
+        names = [c[0] for c in upload(array, offset)]
+        assert names == ["cuMemcpyHtoDAsync", "cuStreamSynchronize"], (array, offset)
