@@ -152,7 +152,8 @@ def _finish(dialect, c: str, acc: str, ident: str, local: int, store_tree: str, 
         {dialect.barrier()}
     }}
     if (lid == 0) out[oi] = {store_tree};"""
-    shuffle = f"for (int s = {width // 2}; s > 0; s >>= 1) acc = {c}(acc, ({acc}){dialect.subgroup_shuffle_down('acc', 's')});"
+    lane = dialect.subgroup_shuffle_down("acc", "s")
+    shuffle = f"for (int s = {width // 2}; s > 0; s >>= 1) acc = {c}(acc, ({acc}){lane});"
     return f"""    {shuffle}
     if (lid % {width} == 0) scratch[lid / {width}] = acc;
     {dialect.barrier()}
