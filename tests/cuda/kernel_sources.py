@@ -134,7 +134,7 @@ def programs(dialect) -> dict:
                 ("special", arity, d),
                 lambda: special_gen.program(dialect, special_k._ops(arity, d), [d] * arity, special_k._sections(arity)),
             )
-    for d in ("bfloat16", "float32", "float64", *COMPLEX):
+    for d in ("bfloat16", "float32", "float64", *COMPLEX, *f16):
         add(("conv", d), lambda: conv_gen.program(dialect, d))
     for d in (*REALS, "float16"):
         add(("iota", d), lambda: creation_k._iota_source(ew_gen, dialect, d))

@@ -248,6 +248,10 @@ FLOAT16_PRIMS = {
     "hermite_polynomial_h": (lambda x, v: P.hermite_polynomial_h(x, x), ["s_float16"]),
     "argmax": (lambda x, v: P.argmax(x, 2), ["argext"]),
     "argmin": (lambda x, v: P.argmin(x, None), ["argext"]),
+    "convolution": (
+        lambda x, v: P.convolution(x[None], x[None, :, :3, :3], None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1),
+        ["conv"],
+    ),
     "mm": (lambda x, v: P.mm(x[0], x[1].T), ["bmm"]),
     "bmm": (lambda x, v: P.bmm(x, x.transpose(1, 2)), ["bmm"]),
     "round_decimals": (lambda x, v: P.round_decimals(x, 2), ["s_float16"]),

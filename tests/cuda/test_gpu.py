@@ -283,10 +283,10 @@ def test_float16_pooling_scans_sorting_specials_and_parameter_prims_run_natively
     wide = a16.astype(np.float32)
     x = ow.tensor(a16, device="cuda")
 
-    def close(got, want, rtol=2.0**-10):
+    def close(got, want, rtol=2.0**-10, atol=2.0**-24):
         assert got.dtype == ow.float16
         got, want = got.cpu().numpy().astype(np.float64), want.astype(np.float64)
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=2.0**-24)
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
 
     windows = wide.reshape(3, 4, 2, 4, 2)
     values, _ = prims.max_pool(x[None], [2, 2], [2, 2], [0, 0], [1, 1], False)
@@ -302,6 +302,11 @@ def test_float16_pooling_scans_sorting_specials_and_parameter_prims_run_natively
     np.testing.assert_array_equal(order.cpu().numpy(), np.argsort(a16, axis=2, kind="stable"))
     np.testing.assert_array_equal(prims.argmax(x, 2).cpu().numpy(), np.argmax(a16, axis=2))
     np.testing.assert_array_equal(prims.argmin(x, None).cpu().numpy(), np.argmin(a16))
+    w16 = (_rng(32).standard_normal((2, 3, 3, 3))).astype(np.float16)
+    conv = prims.convolution(x[None], ow.tensor(w16, device="cuda"), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1)
+    windows = np.lib.stride_tricks.sliding_window_view(wide, (3, 3), axis=(1, 2))  # (3, 6, 6, 3, 3)
+    # 27 products summed in float32 in another order, then one rounding to half
+    close(conv[0], np.einsum("chwij,ocij->ohw", windows, w16.astype(np.float32)), atol=1e-4)
     close(prims.erfcx(x), sp.erfcx(a16.astype(np.float64)))
     close(prims.lgamma(x), sp.gammaln(a16.astype(np.float64)))
     close(prims.round_decimals(x, 1), (np.rint(wide * np.float32(10)) / np.float32(10)).astype(np.float16))
@@ -310,5 +315,6 @@ def test_float16_pooling_scans_sorting_specials_and_parameter_prims_run_natively
         prims.nan_to_num(ow.tensor(special, device="cuda"), None, None, None).cpu().numpy(),
         np.nan_to_num(special),
     )
-    names = ("pool", "cum", "logcumsumexp", "sort", "argm", "erfcx", "lgamma", "round_decimals", "nan_to_num")
+    names = ("pool", "cum", "logcumsumexp", "sort", "argm", "convolution", "erfcx", "lgamma", "round_decimals")
+    names += ("nan_to_num",)
     assert not [op for op in fell_back if any(n in op for n in names)]

@@ -99,6 +99,7 @@ SAMPLES = [
     ("bmm", "float16"),
     ("ewx_param", "float16", True),
     ("argext", "float16"),
+    ("conv", "float16"),
 ]
 
 
