@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import itertools
 import os
 import pstats
 import sys
@@ -29,77 +28,6 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]  # bench/cuda.py would hide `cuda`
 
 ROUNDS = 5
-
-
-class _NullDriver:
-    """``cuda.bindings.driver`` with every called function answering at once (an H100 with 80 GB, no work done).
-
-    Enums and types are the real module's; ``launches`` counts ``cuLaunchKernel`` calls.
-    """
-
-    def __init__(self, real):
-        self._real = real
-        self.launches = 0
-        self.waits = 0  # cuStreamSynchronize / cuCtxSynchronize: the host waiting for the device
-        self._ptrs = itertools.count(1 << 32, 1 << 20)
-        ok = real.CUresult.CUDA_SUCCESS
-        attr = real.CUdevice_attribute
-        values = {
-            attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: 9,
-            attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: 0,
-            attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: 132,
-            attr.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: 2048,
-            attr.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: 1024,
-            attr.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: 48 * 1024,
-            attr.CU_DEVICE_ATTRIBUTE_WARP_SIZE: 32,
-        }
-        done = (ok,)
-        self.cuInit = lambda flags: done
-        self.cuDeviceGetCount = lambda: (ok, 1)
-        self.cuDeviceGet = lambda i: (ok, i)
-        self.cuDevicePrimaryCtxRetain = lambda dev: (ok, 1)
-        self.cuCtxSetCurrent = lambda ctx: done
-        self.cuDeviceGetAttribute = lambda a, dev: (ok, values.get(a, 0))
-        self.cuDeviceGetName = lambda n, dev: (ok, b"NVIDIA H100 80GB HBM3 (null driver)")
-        self.cuDeviceTotalMem = lambda dev: (ok, 80 << 30)
-        self.cuDeviceGetDefaultMemPool = lambda dev: (ok, 1)
-        self.cuMemPoolSetAttribute = lambda pool, a, v: done
-        self.cuMemPoolGetAttribute = lambda pool, a: (ok, 0)
-        self.cuMemPoolTrimTo = lambda pool, n: done
-        self.cuMemAllocAsync = lambda n, s: (ok, next(self._ptrs))
-        self.cuMemFreeAsync = lambda p, s: done
-        self.cuMemcpyHtoDAsync = self.cuMemcpyDtoHAsync = self.cuMemcpyDtoDAsync = lambda d, s, n, st: done
-        self.cuMemsetD8Async = self.cuMemsetD16Async = self.cuMemsetD32Async = lambda p, v, n, s: done
-
-        def wait(*args):
-            self.waits += 1
-            return done
-
-        self.cuStreamSynchronize = self.cuCtxSynchronize = wait
-        self.cuModuleLoadData = lambda image: (ok, 1)
-        self.cuModuleGetFunction = lambda module, name: (ok, name)
-
-        def launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
-            self.launches += 1
-            return done
-
-        self.cuLaunchKernel = launch
-
-    def __getattr__(self, name: str):
-        return getattr(self._real, name)
-
-
-def install() -> _NullDriver | str:
-    """Put the null driver and an NVRTC-free build under ``opweave_cuda`` before its devices are listed."""
-    try:
-        from cuda.bindings import driver as real
-        from opweave_cuda import _driver, _runtime
-    except ImportError as exc:
-        return f"opweave_cuda or cuda-bindings is missing ({exc}): pip install 'opweave[cuda]'"
-    null = _NullDriver(real)
-    _driver.load = lambda: (null, None)
-    _runtime.cached_cubin = lambda source, arch: b""
-    return null
 
 
 BASKET: list[tuple[str, Callable[[Any, Any, Any], Any]]] = [
@@ -135,6 +63,11 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=5000, help="calls per round (default 5000)")
     parser.add_argument("--profile", metavar="OP", help="cProfile the calls of OP (a basket name) and print the top")
     args = parser.parse_args()
+    try:
+        from opweave_cuda._null_driver import install
+    except ImportError as exc:
+        print(f"bench/cuda_host.py: nothing to measure: opweave_cuda is missing ({exc}): pip install 'opweave[cuda]'")
+        return 0
     null = install()
     if isinstance(null, str):
         print(f"bench/cuda_host.py: nothing to measure: {null}")
