@@ -139,6 +139,12 @@ class Backend:
         is done, ordered on the device's current stream. The default copies synchronously (``from_host``)."""
         return self.from_host(array, device)
 
+    def to_host_async(self, tensor: Tensor) -> Tensor | None:
+        """``to("cpu", non_blocking=True)`` of a tensor on this backend: a new CPU tensor in pinned host memory
+        filled by a copy queued on the device's current stream, returned before the copy is done (as PyTorch's);
+        None (the default) makes the copy synchronous."""
+        return None
+
     def profiler_timer(self, device: Device) -> Any:
         """The device timer ``opweave.profiler`` brackets each op on ``device`` with, or None (the default).
 

@@ -207,6 +207,21 @@ def test_non_blocking_copies_from_pinned_memory_take_the_async_path(pinhost):
     assert len(pinhost.async_copies) == 1
 
 
+def test_non_blocking_copies_to_the_host_land_in_pinned_memory(pinhost):
+    values = np.arange(6, dtype=np.float32).reshape(2, 3)
+    on_device = ow.tensor(values, device="pinhost")
+    back = on_device.to("cpu", non_blocking=True)
+    assert back.device.type == "cpu" and back.is_pinned() and back.dtype == ow.float32
+    assert pinhost.async_copies == [back.data_ptr()], "the backend's asynchronous path, into pinned memory"
+    np.testing.assert_array_equal(back.numpy(), values)
+    plain = on_device.to("cpu")  # non_blocking=False: an ordinary copy
+    assert not plain.is_pinned() and len(pinhost.async_copies) == 1
+    np.testing.assert_array_equal(plain.numpy(), values)
+    other = ow.tensor(values, device="nopinhost").to("cpu", non_blocking=True)  # a backend without the hook
+    assert not other.is_pinned() and len(pinhost.async_copies) == 1
+    np.testing.assert_array_equal(other.numpy(), values)
+
+
 def test_pinned_memory_is_released_with_its_last_tensor(pinhost):
     gc.collect()
     before = len(pinhost.blocks)

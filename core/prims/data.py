@@ -30,6 +30,10 @@ def device_put(a, device, non_blocking=False):
     if a.device.type == "meta":
         raise RuntimeError("prims::device_put: cannot copy a meta tensor (it has no data) to " + str(device))
     target = _backends.check_device(device)
+    if non_blocking and device.type == "cpu" and not is_host_value(a):  # into pinned memory, where supported
+        queued = _backends.get(a.device.type).to_host_async(a)
+        if queued is not None:
+            return queued
     if is_host_value(a):  # values the core holds on the host: no CPU backend needed
         host = a._native
     else:

@@ -144,6 +144,20 @@ class CUDABackend(KernelBackend):
         shape = tuple(array.shape)
         return wrap_storage(storage, shape, contiguous_strides(shape), 0, dtype=dtype, device=storage.device)
 
+    def to_host_async(self, tensor):
+        """``to("cpu", non_blocking=True)``: a new pinned CPU tensor filled by ``cuMemcpyDtoHAsync`` on the current
+        stream, returned before the copy is done (its values are valid once the stream has passed the copy:
+        ``opweave.cuda.synchronize()``, an event, ``current_stream().synchronize()``), as PyTorch's."""
+        if tensor.numel() == 0 or tensor.dtype.is_quantized:
+            return None
+        if not tensor.is_contiguous():
+            tensor = tensor.contiguous()  # queued on the current stream, before the copy
+        out = opweave.empty(tuple(tensor.shape), dtype=tensor.dtype, pin_memory=True)
+        rt = self.runtime(tensor.device)
+        source = tensor.untyped_storage().handle.buffer.ptr + tensor.storage_offset() * tensor.dtype.itemsize
+        _pinned.copy_to_host_async(rt, out.data_ptr(), source, tensor.numel() * tensor.dtype.itemsize)
+        return out
+
     def profiler_timer(self, device):
         """``opweave.profiler``'s timer of ``device``: CUDA timing events on its current stream (one per device)."""
         from ._profiler_timer import EventTimer

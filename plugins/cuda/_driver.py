@@ -38,21 +38,18 @@ def error_text(driver, err) -> str:
 
 def call(name: str, *args):
     """``driver.<name>(*args)``: its values (one value unwrapped, none as None), or the error raised."""
-    driver = _driver()
-    result = getattr(driver, name)(*args)
-    err, values = result[0], result[1:]
-    if err != driver.CUresult.CUDA_SUCCESS:
-        message = f"{name} failed: {error_text(driver, err)}"
-        if err == driver.CUresult.CUDA_ERROR_OUT_OF_MEMORY:
-            raise MemoryError(message)
-        raise RuntimeError(message)
-    if not values:
-        return None
-    return values[0] if len(values) == 1 else values
-
-
-def _driver():
     driver, reason = load()
     if driver is None:
         raise RuntimeError(f"the CUDA driver is not available: {reason}")
-    return driver
+    result = getattr(driver, name)(*args)
+    if result[0]:  # a CUresult is an int: CUDA_SUCCESS is 0
+        _raise(driver, name, result[0])
+    n = len(result)
+    return None if n == 1 else result[1] if n == 2 else result[1:]
+
+
+def _raise(driver, name: str, err) -> None:
+    message = f"{name} failed: {error_text(driver, err)}"
+    if err == driver.CUresult.CUDA_ERROR_OUT_OF_MEMORY:
+        raise MemoryError(message)
+    raise RuntimeError(message)

@@ -63,38 +63,48 @@ def arg_bytes(arg) -> bytes:
     )
 
 
+#: struct codes of the NumPy scalar types a kernel argument may be (little-endian, no padding).
+_CODES = {
+    np.int64: "q", np.int32: "i", np.int16: "h", np.int8: "b", np.uint64: "Q", np.uint32: "I", np.uint16: "H",
+    np.uint8: "B", np.bool_: "?", np.float64: "d", np.float32: "f", np.float16: "e",
+}  # fmt: skip
+
+
 class Params:
     """``void *kernelParams[]`` for ``cuLaunchKernel``: each argument's bytes, 8-byte aligned, and their addresses.
 
     The values live in a scratch buffer of the calling thread, reused by every launch (the driver copies
-    the parameters before ``cuLaunchKernel`` returns); the pointer array of each layout (the arguments'
-    sizes) is built once per thread. ``address`` is valid until the thread's next ``Params``.
+    the parameters before ``cuLaunchKernel`` returns). Each layout (the arguments' struct codes) gets a
+    ``struct.Struct`` with the alignment padding and the pointer array once per thread; a launch is one
+    ``pack_into`` of the values. ``address`` is valid until the thread's next ``Params``.
     """
 
     __slots__ = ("address", "_ptrs")
 
     def __init__(self, args):
-        parts = []
+        codes, values = [], []
         for a in args:
             t = type(a)
-            if t is bytes:
-                parts.append(a)
+            code = _CODES.get(t)
+            if code is not None:
+                codes.append(code)
+                values.append(a)
             elif t is DeviceBuffer:
-                parts.append(_U64(a.ptr))
+                codes.append("Q")
+                values.append(a.ptr)
             else:
-                parts.append(arg_bytes(a))
-        sizes = tuple(map(len, parts))
+                raw = a if t is bytes else arg_bytes(a)
+                codes.append(f"{len(raw)}s")
+                values.append(raw)
         scratch = _scratch()
-        layout = scratch.layouts.get(sizes)
+        key = ",".join(codes)
+        layout = scratch.layouts.get(key)
         if layout is None:
-            layout = scratch.layouts[sizes] = _layout(scratch, sizes)
-        ptrs, aligned = layout
-        data = b"".join(parts) if aligned else b"".join(p + bytes(-len(p) % 8) for p in parts)
-        if len(data) > SCRATCH:
-            raise RuntimeError(f"cuda: {len(data)} bytes of kernel parameters exceed {SCRATCH}")
-        ctypes.memmove(scratch.base, data, len(data))
+            layout = scratch.layouts[key] = _layout(scratch, codes)
+        packer, ptrs = layout
+        packer.pack_into(scratch.buffer, 0, *values)
         self._ptrs = ptrs
-        self.address = ctypes.addressof(ptrs) if parts else 0
+        self.address = ctypes.addressof(ptrs) if codes else 0
 
     def values(self, i: int, size: int) -> bytes:
         """The ``size`` bytes parameter ``i`` points at (for tests)."""
@@ -121,9 +131,15 @@ class _Scratch:
         self.buffer, self.base, self.layouts = buffer, base, {}
 
 
-def _layout(scratch, sizes):
-    offsets, total = [], 0
-    for size in sizes:
+def _layout(scratch, codes):
+    """``(struct.Struct, pointer array)`` of arguments with struct ``codes``, each at an 8-byte aligned offset."""
+    fmt, offsets, total = "<", [], 0
+    for code in codes:
+        size = struct.calcsize("<" + code)
+        pad = -size % 8
         offsets.append(scratch.base + total)
-        total += -(-size // 8) * 8
-    return (ctypes.c_void_p * max(len(sizes), 1))(*offsets), all(size % 8 == 0 for size in sizes)
+        fmt += code + (f"{pad}x" if pad else "")
+        total += size + pad
+    if total > SCRATCH:
+        raise RuntimeError(f"cuda: {total} bytes of kernel parameters exceed {SCRATCH}")
+    return struct.Struct(fmt), (ctypes.c_void_p * max(len(codes), 1))(*offsets)

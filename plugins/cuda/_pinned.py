@@ -51,3 +51,9 @@ def copy_from_host_async(rt, buffer, array: np.ndarray) -> None:
     """Host -> device on the current stream, without waiting (``array`` must stay alive and unchanged until done)."""
     rt.enter()
     _driver.call("cuMemcpyHtoDAsync", buffer.ptr, array.ctypes.data, array.nbytes, rt.stream())
+
+
+def copy_to_host_async(rt, address: int, source: int, nbytes: int) -> None:
+    """Device ``source`` -> pinned host ``address`` on the current stream, without waiting."""
+    rt.enter()
+    _driver.call("cuMemcpyDtoHAsync", address, source, nbytes, rt.stream())

@@ -122,10 +122,19 @@ class CudaRuntime(Runtime):
         return int(_driver.call("cuMemPoolGetAttribute", self.pool, getattr(attr, name)))
 
     def copy_from_host(self, buffer, array, offset: int = 0) -> None:
-        """Host -> device on the current stream, then wait for it (the host array may be freed after)."""
+        """Host -> device on the current stream, then wait for it (the host array may be freed after).
+
+        A value of 1, 2, 4 or 8 bytes (a scalar operand, a 0-dim tensor) is written with ``cuMemsetD8/16/32Async``
+        instead, queued on the current stream without a wait: the value travels in the call, so there is no host
+        buffer to protect, and the kernels queued after it on that stream see it (PyTorch fills a 0-dim tensor made
+        from a scalar with a kernel on the current stream, also without a wait).
+        """
         self.enter()
         stream = self.stream()
-        _driver.call("cuMemcpyHtoDAsync", buffer.ptr + offset, array.ctypes.data, array.nbytes, stream)
+        dst, nbytes = buffer.ptr + offset, array.nbytes
+        if nbytes <= 8 and _memset_value(dst, array.tobytes(), stream):
+            return
+        _driver.call("cuMemcpyHtoDAsync", dst, array.ctypes.data, nbytes, stream)
         _driver.call("cuStreamSynchronize", stream)
 
     def copy_to_host(self, array, buffer, offset: int = 0) -> None:
@@ -170,6 +179,23 @@ class CudaRuntime(Runtime):
         """Wait for every stream of the device (``cuCtxSynchronize``)."""
         self.enter()
         _driver.call("cuCtxSynchronize")
+
+
+def _memset_value(dst: int, raw: bytes, stream: int) -> bool:
+    """Queue the write of the 1, 2, 4 or 8 bytes ``raw`` at ``dst`` as memsets (False: another size or alignment)."""
+    n = len(raw)
+    if n == 1:
+        _driver.call("cuMemsetD8Async", dst, raw[0], 1, stream)
+    elif n == 2 and dst % 2 == 0:
+        _driver.call("cuMemsetD16Async", dst, int.from_bytes(raw, "little"), 1, stream)
+    elif n == 4 and dst % 4 == 0:
+        _driver.call("cuMemsetD32Async", dst, int.from_bytes(raw, "little"), 1, stream)
+    elif n == 8 and dst % 4 == 0:
+        _driver.call("cuMemsetD32Async", dst, int.from_bytes(raw[:4], "little"), 1, stream)
+        _driver.call("cuMemsetD32Async", dst + 4, int.from_bytes(raw[4:], "little"), 1, stream)
+    else:
+        return False
+    return True
 
 
 def launch_geometry(multiprocessors: int, resident_threads: int) -> dict:

@@ -75,6 +75,7 @@ def programs(dialect) -> dict:
         out[key] = make()
 
     half = dialect.computes_float16  # float16 elementwise and reduction kernels (CUDA)
+    f16 = ("float16",) if half else ()  # the float16 specialisations, where the dialect has them
     for arity, table in ((1, ew_k.UNARY), (2, ew_k.BINARY)):
         for d in (*REALS, "float16") if half else REALS:
             if ew_k._ops(table, arity, d, half):
@@ -125,7 +126,7 @@ def programs(dialect) -> dict:
     for d in (*INTS, *FLOATS, *(("float16",) if half else ())):
         for contiguous in (False, True):
             add(("ewx", d, contiguous), lambda: ewx_k._source(dialect, d, contiguous))
-    for d in FLOATS:
+    for d in (*FLOATS, *f16):
         for contiguous in (False, True):
             add(("ewx_param", d, contiguous), lambda: ewx_k._param_source(dialect, d, "complex128", contiguous))
         for arity in (1, 2):
@@ -133,7 +134,7 @@ def programs(dialect) -> dict:
                 ("special", arity, d),
                 lambda: special_gen.program(dialect, special_k._ops(arity, d), [d] * arity, special_k._sections(arity)),
             )
-    for d in ("bfloat16", "float32", "float64", *COMPLEX):
+    for d in ("bfloat16", "float32", "float64", *COMPLEX, *f16):
         add(("conv", d), lambda: conv_gen.program(dialect, d))
     for d in (*REALS, "float16"):
         add(("iota", d), lambda: creation_k._iota_source(ew_gen, dialect, d))
@@ -144,7 +145,7 @@ def programs(dialect) -> dict:
     for raw in RAWS:
         for index in ("int32", "int64"):
             add(("take_along", raw, index), lambda: idx_gen.program(dialect, raw, index))
-    for d in ("bfloat16", "float32", "float64", *INTS):
+    for d in ("bfloat16", "float32", "float64", *INTS, *f16):
         add(("bmm", d), lambda: mm_gen.program(dialect, d))
     for d in ("float32", "float64", *COMPLEX):
         add(("linalg", d), lambda: la_gen.program(dialect, d, True))
@@ -153,7 +154,7 @@ def programs(dialect) -> dict:
     add(("scatter_move", raws), lambda: scatter_gen.move_program(dialect, raws))
     add(("scatter_acc",), lambda: scatter_gen.accumulate_program(dialect, scatter_k._ACCUMULATE))
     add(("bincount",), lambda: scatter_gen.bincount_program(dialect, scatter_k._BINCOUNT, True))
-    for d in ("bfloat16", "float32", "float64", *INTS):
+    for d in ("bfloat16", "float32", "float64", *INTS, *f16):
         add(("pool", d), lambda: pool_gen.program(dialect, d))
     for d in ("bool", *INTS, *FLOATS, "float16"):
         add(("philox", d), lambda: philox_gen.program(dialect, d))
@@ -161,9 +162,13 @@ def programs(dialect) -> dict:
         add(("argext", d), lambda: rx_gen.arg_program(dialect, d, LOCAL))
         o = "float64" if d == "float64" else "float32"
         add(("var", d, o), lambda: rx_gen.var_program(dialect, d, o, True, LOCAL))
-    for s, o in [(d, d) for d in REALS] + [(d, "int64") for d in ("bool", *INTS)] + [("bfloat16", "float32")]:
+    for d in f16:
+        add(("argext", d), lambda: rx_gen.arg_program(dialect, d, LOCAL))
+    scans = [(d, d) for d in REALS] + [(d, "int64") for d in ("bool", *INTS)] + [("bfloat16", "float32")]
+    scans += [("float16", "float16"), ("float16", "float32"), ("float32", "float16")] if half else []
+    for s, o in scans:
         add(("scan", s, o), lambda: scan_gen.program(dialect, s, o, True))
-    for d in REALS:
+    for d in (*REALS, *f16):
         add(("sort", d), lambda: sort_gen.program(dialect, d, LOCAL))
     for real in ("float16", "float32", "float64"):
         add(("fft", real), lambda: fft_gen.program(dialect, real, True))

@@ -218,3 +218,70 @@ def test_float16_extra_prims_run_their_own_kernels():
     LAUNCHES.clear()
     ow.ops.prims.nextafter(x, y)  # its step is half's: the CPU kernel
     assert sum(ow.dispatch.cpu_fallback_calls().values()) == before + 1
+
+
+_H = {"x": lambda: _t((2, 4, 6), ow.float16), "v": lambda: _t((8,), ow.float16)}
+P = ow.ops.prims
+#: float16 prims of the templates that gained float16 where the dialect computes it -> the kernels they launch.
+#: (``unique`` reads its group count back from the device, which a dry device never computes: not here.)
+FLOAT16_PRIMS = {
+    "max_pool": (lambda x, v: P.max_pool(x[None], [2, 2], [2, 2], [0, 0], [1, 1], False), ["max_pool"]),
+    "avg_pool": (lambda x, v: P.avg_pool(x[None], [2, 2], [2, 2], [0, 0], False, True, None), ["avg_pool"]),
+    "adaptive_max_pool": (lambda x, v: P.adaptive_max_pool(x[None], [3, 3]), ["max_pool"]),
+    "adaptive_avg_pool": (lambda x, v: P.adaptive_avg_pool(x[None], [3, 3]), ["avg_pool"]),
+    "cumsum": (lambda x, v: P.cumsum(x, 1), ["scan"]),
+    "cumsum to float32": (lambda x, v: P.cumsum(x, 1, dtype=ow.float32), ["scan"]),
+    "cumprod": (lambda x, v: P.cumprod(x, 2), ["scan"]),
+    "cummax": (lambda x, v: P.cummax(x, 1), ["scan"]),
+    "cummin": (lambda x, v: P.cummin(x, 0), ["scan"]),
+    "logcumsumexp": (lambda x, v: P.logcumsumexp(x, 2), ["scan"]),
+    "sort": (lambda x, v: P.sort(x, 2, False, True), ["sort_load", "sort_block", "sort_store"]),
+    "topk": (lambda x, v: P.topk(x, 2, 2, True, True), ["sort_load", "sort_block", "sort_store"]),
+    "kthvalue": (lambda x, v: P.kthvalue(x, 2, 1), ["sort_load", "sort_block", "sort_store"]),
+    "mode": (lambda x, v: P.mode(x, 2), ["sort_load", "sort_block", "mode_rows"]),
+    "searchsorted": (lambda x, v: P.searchsorted(v, v, False), ["searchsorted"]),
+    "erfcx": (lambda x, v: P.erfcx(x), ["s_float16"]),
+    "lgamma": (lambda x, v: P.lgamma(x), ["s_float16"]),
+    "bessel_j0": (lambda x, v: P.bessel_j0(x), ["s_float16"]),
+    "zeta": (lambda x, v: P.zeta(x, x), ["s_float16"]),
+    "polygamma": (lambda x, v: P.polygamma(x, 2), ["s_float16"]),
+    "hermite_polynomial_h": (lambda x, v: P.hermite_polynomial_h(x, x), ["s_float16"]),
+    "argmax": (lambda x, v: P.argmax(x, 2), ["argext"]),
+    "argmin": (lambda x, v: P.argmin(x, None), ["argext"]),
+    "convolution": (
+        lambda x, v: P.convolution(x[None], x[None, :, :3, :3], None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1),
+        ["conv"],
+    ),
+    "mm": (lambda x, v: P.mm(x[0], x[1].T), ["bmm"]),
+    "bmm": (lambda x, v: P.bmm(x, x.transpose(1, 2)), ["bmm"]),
+    "round_decimals": (lambda x, v: P.round_decimals(x, 2), ["s_float16"]),
+    "nan_to_num": (lambda x, v: P.nan_to_num(x, None, None, None), ["s_float16"]),
+    "logit with eps": (lambda x, v: P.logit(x, 1e-3), ["s_float16"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FLOAT16_PRIMS))
+def test_float16_prims_launch_their_own_kernels(case):
+    """pooling, scans, sorting, special functions, the tiled matmul and the parameter ops of float16 launch
+    float16 kernels on a device whose dialect computes float16: no conversion launch, no CPU fallback."""
+    call, kernels = FLOAT16_PRIMS[case]
+    x, v = _H["x"](), _H["v"]()
+    before = sum(ow.dispatch.cpu_fallback_calls().values())
+    LAUNCHES.clear()
+    result = call(x, v)
+    first = result[0] if isinstance(result, tuple) else result
+    dtypes = {"cumsum to float32": ow.float32, "searchsorted": ow.int64, "argmax": ow.int64, "argmin": ow.int64}
+    assert first.dtype == dtypes.get(case, ow.float16)
+    assert [name for name, _, _ in LAUNCHES] == kernels
+    assert sum(ow.dispatch.cpu_fallback_calls().values()) == before
+
+
+def test_float16_programs_are_rendered_for_the_nvrtc_test():
+    """Every program the float16 prims above build is one ``kernel_sources.programs`` renders (NVRTC compiles it)."""
+    BUILT.clear()
+    x, v = _H["x"](), _H["v"]()
+    for call, _ in FLOAT16_PRIMS.values():
+        call(x, v)
+    rendered = set(programs(CUDA).values())
+    missing = [src[-300:] for src in BUILT if src not in rendered]
+    assert not missing, f"{len(missing)} float16 program(s) are not in kernel_sources.programs"

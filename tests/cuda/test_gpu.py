@@ -267,3 +267,54 @@ def test_device_properties():
     assert (props.major, props.minor) == ow.cuda.get_device_capability()
     assert props.total_memory > 1 << 30 and props.multi_processor_count > 0 and props.warp_size == 32
     assert props.name == ow.cuda.get_device_name()
+
+
+def test_float16_pooling_scans_sorting_specials_and_parameter_prims_run_natively(monkeypatch):
+    """float16 pooling, scans, sorting, special functions and the parameter prims run on the GPU: loaded as half,
+    computed in float (scans accumulate in float32; special functions in double), rounded to half once."""
+    from opweave import _fallback
+    from scipy import special as sp
+
+    prims = ow.ops.prims
+    fell_back = []
+    original = _fallback.run
+    monkeypatch.setattr(_fallback, "run", lambda op, *rest: fell_back.append(str(op)) or original(op, *rest))
+    a16 = (_rng(31).standard_normal((3, 8, 8)) * 2).astype(np.float16)
+    wide = a16.astype(np.float32)
+    x = ow.tensor(a16, device="cuda")
+
+    def close(got, want, rtol=2.0**-10, atol=2.0**-24):
+        assert got.dtype == ow.float16
+        got, want = got.cpu().numpy().astype(np.float64), want.astype(np.float64)
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+
+    windows = wide.reshape(3, 4, 2, 4, 2)
+    values, _ = prims.max_pool(x[None], [2, 2], [2, 2], [0, 0], [1, 1], False)
+    np.testing.assert_array_equal(values.cpu().numpy()[0], windows.max(axis=(2, 4)).astype(np.float16))
+    close(prims.avg_pool(x[None], [2, 2], [2, 2], [0, 0], False, True, None)[0], windows.mean(axis=(2, 4)))
+    close(prims.cumsum(x, 2), np.cumsum(wide, axis=2, dtype=np.float32).astype(np.float16))
+    close(prims.cumprod(x, 2), np.cumprod(wide, axis=2, dtype=np.float32).astype(np.float16))
+    close(prims.logcumsumexp(x, 1), np.logaddexp.accumulate(wide.astype(np.float64), axis=1).astype(np.float16))
+    top, where = prims.cummax(x, 2)
+    np.testing.assert_array_equal(top.cpu().numpy(), np.maximum.accumulate(a16, axis=2))
+    ordered, order = prims.sort(x, 2, False, True)
+    np.testing.assert_array_equal(ordered.cpu().numpy(), np.sort(a16, axis=2))
+    np.testing.assert_array_equal(order.cpu().numpy(), np.argsort(a16, axis=2, kind="stable"))
+    np.testing.assert_array_equal(prims.argmax(x, 2).cpu().numpy(), np.argmax(a16, axis=2))
+    np.testing.assert_array_equal(prims.argmin(x, None).cpu().numpy(), np.argmin(a16))
+    w16 = (_rng(32).standard_normal((2, 3, 3, 3))).astype(np.float16)
+    conv = prims.convolution(x[None], ow.tensor(w16, device="cuda"), None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1)
+    windows = np.lib.stride_tricks.sliding_window_view(wide, (3, 3), axis=(1, 2))  # (3, 6, 6, 3, 3)
+    # 27 products summed in float32 in another order, then one rounding to half
+    close(conv[0], np.einsum("chwij,ocij->ohw", windows, w16.astype(np.float32)), atol=1e-4)
+    close(prims.erfcx(x), sp.erfcx(a16.astype(np.float64)))
+    close(prims.lgamma(x), sp.gammaln(a16.astype(np.float64)))
+    close(prims.round_decimals(x, 1), (np.rint(wide * np.float32(10)) / np.float32(10)).astype(np.float16))
+    special = np.array([np.nan, np.inf, -np.inf, 1.5], np.float16)
+    np.testing.assert_array_equal(
+        prims.nan_to_num(ow.tensor(special, device="cuda"), None, None, None).cpu().numpy(),
+        np.nan_to_num(special),
+    )
+    names = ("pool", "cum", "logcumsumexp", "sort", "argm", "convolution", "erfcx", "lgamma", "round_decimals")
+    names += ("nan_to_num",)
+    assert not [op for op in fell_back if any(n in op for n in names)]

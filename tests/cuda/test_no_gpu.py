@@ -156,13 +156,17 @@ class _FakeRuntime:
     device_name = "cuda:0"
 
     def __init__(self, failures):
-        self.failures, self.trims, self.live = failures, 0, {}
+        self.failures, self.trims, self.live, self.current, self.next = failures, 0, {}, 0, 0x1000
+
+    def stream(self):
+        return self.current
 
     def allocate(self, nbytes):
         if self.failures:
             self.failures -= 1
             raise MemoryError("cuMemAllocAsync failed: CUDA_ERROR_OUT_OF_MEMORY: out of memory")
-        buf = _runtime.DeviceBuffer(0x1000 * (len(self.live) + 1), nbytes, 0)
+        buf = _runtime.DeviceBuffer(self.next, nbytes, self.current)
+        self.next += 0x100000
         self.live[buf.ptr] = nbytes
         return buf
 
@@ -187,11 +191,43 @@ def test_the_pool_allocator_releases_the_cache_and_retries_once_before_out_of_me
     with pytest.raises(ow.OutOfMemoryError, match="(?s)cuda:0.*CUDA_ERROR_OUT_OF_MEMORY"):
         alloc.malloc(1 << 40)
     assert rt.trims == 2 and alloc.stats()["allocated"] == 100 and alloc.stats()["num_ooms"] == 1  # nothing leaked
-    del block  # the last owner gone: the memory returns to the pool
-    assert alloc.stats()["allocated"] == 0 and rt.live == {}
+    assert list(rt.live.values()) == [512]  # the small request, rounded to 512 bytes
+    del block  # the last owner gone: a small block is kept for its stream, empty_cache returns it to the pool
+    assert alloc.stats()["allocated"] == 0 and list(rt.live.values()) == [512]
+    alloc.empty_cache()
+    assert rt.live == {} and rt.trims == 3
     assert alloc.stats()["peak"] == 100
     alloc.reset_peak()
     assert alloc.stats()["peak"] == 0
+
+
+def test_small_blocks_are_reused_on_their_own_stream_without_the_driver():
+    """A freed block of up to 1 MiB is kept for its stream and size class (512-byte rounding) and handed to the
+    next request of that class on that stream; another stream, another class or a large block asks the pool."""
+    from opweave_cuda._allocator import SMALL, PoolAllocator
+
+    rt = _FakeRuntime(failures=0)
+    alloc = PoolAllocator(rt)
+    first = alloc.malloc(64)
+    ptr = first.buffer.ptr
+    del first
+    assert len(rt.live) == 1 and alloc.stats()["allocated"] == 0
+    again = alloc.malloc(500)  # the same 512-byte class, the same stream: the kept block, no new allocation
+    assert again.buffer.ptr == ptr and len(rt.live) == 1 and alloc.stats()["allocated"] == 500
+    other = alloc.malloc(600)  # another class
+    assert other.buffer.ptr != ptr and rt.live[other.buffer.ptr] == 1024
+    del again
+    rt.current = 7  # another stream: never the block freed on stream 0
+    elsewhere = alloc.malloc(64)
+    assert elsewhere.buffer.ptr != ptr and elsewhere.buffer.stream == 7
+    big = alloc.malloc(SMALL + 1)
+    big_ptr = big.buffer.ptr
+    del big  # a large block goes straight back to the pool
+    assert big_ptr not in rt.live
+    del other, elsewhere
+    assert alloc.stats()["allocated"] == 0 and alloc.stats()["num_allocs"] == alloc.stats()["num_frees"] == 5
+    alloc.empty_cache()
+    assert rt.live == {}
 
 
 def test_driver_errors_name_the_call_and_out_of_memory_is_a_memory_error(monkeypatch):
@@ -273,3 +309,42 @@ def test_every_driver_call_passes_as_many_arguments_as_cuda_bindings_takes():
             assert count == len(params), f"{name}:{node.lineno}: {first.value} takes {signature}, given {count}"
             checked += 1
     assert checked >= 25
+
+
+def test_a_scalar_upload_is_queued_memsets_and_larger_uploads_copy_then_wait(monkeypatch):
+    """``copy_from_host`` of 1, 2, 4 or 8 bytes writes the value with cuMemsetD8/D16/D32Async on the current stream
+    and does not wait (the value travels in the call); other sizes, or a misaligned address, copy and then wait."""
+    from types import SimpleNamespace
+
+    from opweave_cuda import _driver
+
+    calls = []
+
+    class Recorder:
+        class CUresult:
+            CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY = 0, 2
+
+        def __getattr__(self, name):
+            return lambda *args: calls.append((name, *args)) or (0,)
+
+    monkeypatch.setattr(_driver, "load", lambda: (Recorder(), None))
+    rt = SimpleNamespace(enter=lambda: None, stream=lambda: 77)
+    buffer = SimpleNamespace(ptr=0x1000)
+
+    def upload(array, offset=0):
+        calls.clear()
+        _runtime.CudaRuntime.copy_from_host(rt, buffer, np.ascontiguousarray(array).reshape(-1).view(np.uint8), offset)
+        return calls
+
+    bits32 = int(np.array(1.5, np.float32).view(np.uint32))
+    assert upload(np.array(1.5, np.float32)) == [("cuMemsetD32Async", 0x1000, bits32, 1, 77)]
+    lo, hi = np.array([-2.25], np.float64).view(np.uint32)
+    assert upload(np.array(-2.25, np.float64)) == [
+        ("cuMemsetD32Async", 0x1000, int(lo), 1, 77),
+        ("cuMemsetD32Async", 0x1004, int(hi), 1, 77),
+    ]
+    assert upload(np.array(-3, np.int16)) == [("cuMemsetD16Async", 0x1000, 0xFFFD, 1, 77)]
+    assert upload(np.array(True)) == [("cuMemsetD8Async", 0x1000, 1, 1, 77)]
+    for array, offset in ((np.arange(3, dtype=np.uint8), 0), (np.array(7, np.int32), 2), (np.arange(3.0), 0)):
+        names = [c[0] for c in upload(array, offset)]
+        assert names == ["cuMemcpyHtoDAsync", "cuStreamSynchronize"], (array, offset)

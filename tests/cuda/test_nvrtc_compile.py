@@ -93,6 +93,13 @@ SAMPLES = [
     ("convert", "float16", False),
     ("ew", 2, "float16", False),
     ("reduce", "float16", "float32", "float16"),
+    ("scan", "float16", "float16"),
+    ("sort", "float16"),
+    ("pool", "float16"),
+    ("bmm", "float16"),
+    ("ewx_param", "float16", True),
+    ("argext", "float16"),
+    ("conv", "float16"),
 ]
 
 

@@ -59,3 +59,20 @@ def test_pinned_blocks_are_freed_with_their_last_tensor():
     del view
     gc.collect()
     assert not BACKEND.is_pinned_host(address)
+
+
+def test_non_blocking_copy_to_the_host_fills_a_pinned_tensor_on_the_stream():
+    """``to("cpu", non_blocking=True)`` returns a pinned CPU tensor at once; after the stream has passed the copy it
+    holds the values, for contiguous and transposed sources (the latter made contiguous on the device first)."""
+    values = np.random.default_rng(3).standard_normal((257, 129)).astype(np.float32)
+    x = ow.tensor(values, device="cuda")
+    s = ow.cuda.Stream()
+    with ow.cuda.stream(s):
+        y = x * 2
+        back = y.to("cpu", non_blocking=True)
+        back_t = y.T.to("cpu", non_blocking=True)
+    assert back.device.type == "cpu" and back.is_pinned() and back_t.is_pinned()
+    s.synchronize()
+    np.testing.assert_array_equal(back.numpy(), values * 2)
+    np.testing.assert_array_equal(back_t.numpy(), (values * 2).T)
+    assert not x.to("cpu").is_pinned()  # non_blocking=False: an ordinary synchronous copy

@@ -64,6 +64,15 @@ class PinnedHostMemory(HostMemory):
         self.async_copies.append(array.ctypes.data)
         return self.from_host(array, device)
 
+    def to_host_async(self, tensor):
+        """A pinned CPU tensor (the public ``pin_memory=True`` factory) with ``tensor``'s values; its address kept."""
+        import opweave
+
+        out = opweave.empty(tuple(tensor.shape), dtype=tensor.dtype, pin_memory=True)
+        out.copy_(opweave.from_numpy(self.copy_to_host(tensor)))
+        self.async_copies.append(out.data_ptr())
+        return out
+
 
 def view(t) -> np.ndarray:
     """The elements of ``t`` as a NumPy array over its bytes (0-dim CPU tensors are read on the host)."""

@@ -34,6 +34,7 @@ LIMITS = {
     "float32": ("-INFINITY", "INFINITY"),
     "float64": ("-INFINITY", "INFINITY"),
     "bfloat16": ("-INFINITY", "INFINITY"),
+    "float16": ("-INFINITY", "INFINITY"),
 }
 
 _FLOAT_MINMAX = """
@@ -132,14 +133,35 @@ def reduction_kernel(
             acc = {c}(acc, {m}(a[idx]));
         }}
     }}
-    scratch[lid] = acc;
+{_finish(dialect, c, acc, ident, local, store(dialect, out_dtype, "scratch[0]"), store(dialect, out_dtype, "acc"))}"""
+    return helpers + dialect.kernel(name, params, body)
+
+
+def _finish(dialect, c: str, acc: str, ident: str, local: int, store_tree: str, store_acc: str) -> str:
+    """Statements: combine the work group's ``acc`` values and let work item 0 store the result.
+
+    A shared-memory tree, or, where the dialect finishes reductions in subgroups (``reduction_shuffle_width``)
+    and ``local`` is a multiple of it, shuffles within each subgroup, then one subgroup over their results.
+    """
+    width = dialect.reduction_shuffle_width
+    if not width or local % width or local < width:
+        return f"""    scratch[lid] = acc;
     {dialect.barrier()}
     for (int s = {local // 2}; s > 0; s >>= 1) {{
         if (lid < s) scratch[lid] = {c}(scratch[lid], scratch[lid + s]);
         {dialect.barrier()}
     }}
-    if (lid == 0) out[oi] = {store(dialect, out_dtype, "scratch[0]")};"""
-    return helpers + dialect.kernel(name, params, body)
+    if (lid == 0) out[oi] = {store_tree};"""
+    lane = dialect.subgroup_shuffle_down("acc", "s")
+    shuffle = f"for (int s = {width // 2}; s > 0; s >>= 1) acc = {c}(acc, ({acc}){lane});"
+    return f"""    {shuffle}
+    if (lid % {width} == 0) scratch[lid / {width}] = acc;
+    {dialect.barrier()}
+    if (lid < {width}) {{
+        acc = lid < {local // width} ? scratch[lid] : ({acc})({ident});
+        {shuffle}
+        if (lid == 0) out[oi] = {store_acc};
+    }}"""
 
 
 _FLOATS = {"bfloat16", "float32", "float64"}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .common import header, load, store
 
-_FLOATS = {"bfloat16", "float32", "float64"}
+_FLOATS = {"bfloat16", "float32", "float64", "float16"}  # float16: dialects that compute it
 
 _PARAMS = [
     "long oo",

@@ -15,7 +15,7 @@ from .common import header, load, store
 #: op -> the ``op`` argument of the ``scan`` kernel.
 OPCODES = {"cumsum": 0, "cumprod": 1, "cummax": 2, "cummin": 3, "logcumsumexp": 4}
 
-_FLOATS = {"bfloat16", "float32", "float64"}
+_FLOATS = {"bfloat16", "float32", "float64", "float16"}  # float16: dialects that compute it
 _UNSIGNED = {"int32": "uint", "int64": "ulong"}
 
 
@@ -61,6 +61,8 @@ def program(dialect, in_dtype: str, out_dtype: str, wide: bool) -> str:
     conv = f"({acc})({load(in_dtype, 'v')})"
     if out_dtype == "bfloat16" and in_dtype != "bfloat16":
         conv = f"ow_bf16_to_float(ow_float_to_bf16((float)({load(in_dtype, 'v')})))"
+    elif out_dtype == "float16" and in_dtype != "float16":  # each element rounded to half first, as torch
+        conv = "(float)" + dialect.cast(t_out, load(in_dtype, "v"))
     elif out_dtype == "bool":
         conv = f"({acc})({load(in_dtype, 'v')} != 0)"
     if out_dtype == "bool":

@@ -23,7 +23,7 @@ from __future__ import annotations
 from .common import header, load
 from .scan import row_base
 
-_FLOATS = {"bfloat16", "float32", "float64"}
+_FLOATS = {"bfloat16", "float32", "float64", "float16"}  # float16: dialects that compute it
 
 
 def _after(kt: str, floating: bool) -> str:

@@ -52,6 +52,10 @@ class Dialect:
     #: launched with at most ``DeviceProperties.grid_stride_items`` work items) instead of taking ``per`` elements
     #: each (CUDA). False keeps today's kernels.
     grid_stride = False
+    #: Lanes of the subgroup the reductions finish in with ``subgroup_shuffle_down`` (CUDA: a warp of 32): each
+    #: subgroup combines its lanes by shuffles, then one subgroup combines the subgroups' results, instead of a
+    #: shared-memory tree with a barrier per step. 0 keeps today's tree and every other program unchanged.
+    reduction_shuffle_width = 0
 
     def header(self, dtypes) -> str:
         """Pragmas and definitions the kernels of ``dtypes`` (dtype names) need, placed before them."""

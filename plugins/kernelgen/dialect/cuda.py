@@ -107,6 +107,7 @@ class CudaDialect(Dialect):
     math_names = {"abs": "fabs", "round": "rint", "maximum": "fmax", "minimum": "fmin", "remainder": "fmod"}
     computes_float16 = True  # the prelude's half converts to and from float; kernels compute in float
     grid_stride = True  # contiguous elementwise kernels loop over the grid (a few blocks per SM, coalesced)
+    reduction_shuffle_width = 32  # reductions finish with warp shuffles (__shfl_down_sync), not a shared-memory tree
 
     def header(self, dtypes) -> str:
         """Nothing per dtype: the prelude (:data:`PRELUDE`) is prepended once by :func:`program`."""

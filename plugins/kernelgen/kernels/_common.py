@@ -99,6 +99,11 @@ def runtime_of(t):
     return BACKENDS[t.device.type].runtime(t.device)
 
 
+def native_half(dtype, device) -> bool:
+    """Whether ``dtype`` is float16 and ``device``'s dialect computes float16 (``Dialect.computes_float16``: CUDA)."""
+    return dtype is opweave.float16 and BACKENDS[device.type].runtime(device).dialect.computes_float16
+
+
 def on_device(t, device):
     """``t`` itself if it lives on ``device``, else a device copy (a 0-dim CPU operand)."""
     if t.device.type in BACKENDS:

@@ -1,4 +1,5 @@
-"""``prims::convolution`` as the direct kernel of ``codegen.conv`` (bfloat16, float32, float64, complex).
+"""``prims::convolution`` as the direct kernel of ``codegen.conv`` (bfloat16, float32, float64, complex; float16
+where the dialect computes it: CUDA, summed in float and rounded once).
 
 Forward and transposed, 1-3 spatial dims, stride, padding, dilation, output
 padding, groups and bias; input, weight and bias are read through their strides.
@@ -13,7 +14,7 @@ import numpy as np
 from opweave import ops
 
 from ..codegen import conv as gen
-from ._common import buf, dname, empty, kernel, launch, program_kernels, runtime_of
+from ._common import buf, dname, empty, kernel, launch, native_half, program_kernels, runtime_of
 from .linalg import PACKED_MIN, bmm_into
 
 P = ops.prims
@@ -40,7 +41,7 @@ def _strides5(t) -> list:
 @kernel("convolution")
 def convolution(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     """N-d convolution, PyTorch semantics (forward or transposed; groups, dilation, bias)."""
-    if dname(x) not in _FLOATS:
+    if dname(x) not in _FLOATS and not native_half(x.dtype, x.device):  # float16: in float where the dialect can
         return NotImplemented
     from opweave.prims.conv import conv_output_size, conv_transpose_output_size
 

@@ -14,8 +14,9 @@ large contiguous calls use ``<op>_cs`` kernels, which read those operands once.
 Complex ``sgn`` and ``sinc`` run in the complex tables of ``kernels.complex``;
 complex ``nan_to_num`` runs the real kernel over both parts (``view_as_real``).
 float16 runs where the dialect computes it (``Dialect.computes_float16``: CUDA), in float and
-rounded once, as PyTorch's CUDA kernels do; not ``nextafter`` (its step is half's) nor the
-parameter ops. CPU fallback: complex ``lerp``, float16 elsewhere, and integer ``floor_divide`` by zero
+rounded once, as PyTorch's CUDA kernels do (the parameter ops too: their scalars in float);
+not ``nextafter`` (its step is half's). CPU fallback: complex ``lerp``, float16 elsewhere,
+and integer ``floor_divide`` by zero
 (detected with a device ``all`` reduction first, so that the CPU kernel raises
 its RuntimeError). ``kernels.elementwise`` hands the integer forms of ``div``,
 ``remainder``, ``fmod`` and ``pow`` (``INTEGER_FORMS``) to :func:`run`; a zero
@@ -211,9 +212,9 @@ def _run_param(name: str, a, first: tuple, second: tuple = (0.0, 0.0), out=None)
     The result goes to ``out`` when given (same shape and dtype as ``a``), else to a new tensor.
     """
     d = dname(a)
-    if d not in _FLOATS:
-        return NotImplemented
     rt = runtime_of(a)
+    if d not in _FLOATS and not (rt.dialect.computes_float16 and d == _HALF):
+        return NotImplemented
     pair = _param_dtype(rt)
     cplx = np.complex128 if pair == "complex128" else np.complex64
     both = from_host(np.array([complex(*first), complex(*second)], cplx), a.device)  # one upload

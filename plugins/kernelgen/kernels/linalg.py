@@ -2,6 +2,7 @@
 (float32/float64 products of at least ``PACKED_MIN`` multiply-adds), its tiled kernel otherwise (integers wrap).
 
 Complex matrices use the simple kernel of ``kernels.complex``; bool matrices run through the CPU fallback.
+float16 runs the tiled kernel where the dialect computes it (CUDA without cuBLAS): float32 accumulation, one rounding.
 The decompositions are in ``kernels.linalg_extra``.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..codegen import matmul as gen
-from ._common import buf, dname, empty, kernel, launch, program_kernels, runtime_of
+from ._common import buf, dname, empty, kernel, launch, native_half, program_kernels, runtime_of
 
 _DTYPES = {"bfloat16", "float32", "float64", "uint8", "int8", "int16", "int32", "int64"}
 
@@ -73,7 +74,7 @@ def _bmm_packed(rt, d: str, out, a, b, batch_strides_a, batch_strides_b, batch: 
 @kernel("mm")
 def mm(a, b):
     """``a @ b`` for 2-D floating matrices (any strides)."""
-    if dname(a) not in _DTYPES and not a.dtype.is_complex:
+    if dname(a) not in _DTYPES and not a.dtype.is_complex and not native_half(a.dtype, a.device):
         return NotImplemented
     out = empty((a.shape[0], b.shape[1]), a.dtype, a.device)
     bmm_into(out, a, b, 0, 0, 1)
@@ -83,7 +84,7 @@ def mm(a, b):
 @kernel("bmm")
 def bmm(a, b):
     """Batched ``a[i] @ b[i]`` for 3-D floating tensors (any strides)."""
-    if dname(a) not in _DTYPES and not a.dtype.is_complex:
+    if dname(a) not in _DTYPES and not a.dtype.is_complex and not native_half(a.dtype, a.device):
         return NotImplemented
     out = empty((a.shape[0], a.shape[1], b.shape[2]), a.dtype, a.device)
     bmm_into(out, a, b, a.stride()[0], b.stride()[0], a.shape[0])

@@ -2,7 +2,8 @@
 
 One program per dtype holds both kernels; window sizes, strides and paddings are
 kernel arguments. Max pooling covers the real dtypes the device has (int8..int64,
-uint8, bfloat16, float32, float64), average pooling the floating ones. Inputs with
+uint8, bfloat16, float32, float64, and float16 where the dialect computes it: CUDA, in float, the
+window sum accumulated in float and rounded once), average pooling the floating ones. Inputs with
 more than ``MAX_RANK`` batch dims that cannot be merged run through the CPU fallback.
 """
 
@@ -14,7 +15,7 @@ from opweave.prims.conv import pool_output_size
 
 from ..codegen import pool as gen
 from ..codegen.common import MAX_RANK, coalesce
-from ._common import buf, dname, empty, kernel, launch, program_kernels, runtime_of
+from ._common import buf, dname, empty, kernel, launch, native_half, program_kernels, runtime_of
 
 
 def _per_dim(values, d: int) -> list:
@@ -61,7 +62,7 @@ def _kernels(x):
 
 
 def _max(x, out_spatial, ks, ss, ps, dls, adaptive: bool):
-    if x.dtype.name == "float16":  # no float16 pooling template: the CPU kernel
+    if x.dtype is opweave.float16 and not native_half(x.dtype, x.device):  # computed in float where the dialect can
         return NotImplemented
     shape = tuple(x.shape[: x.ndim - len(out_spatial)]) + tuple(out_spatial)
     packed = _args(x, out_spatial, ks, ss, ps, dls, adaptive)
@@ -75,7 +76,7 @@ def _max(x, out_spatial, ks, ss, ps, dls, adaptive: bool):
 
 
 def _avg(x, out_spatial, ks, ss, ps, adaptive: bool, cip=False, divisor=None):
-    if x.dtype.name == "float16":  # no float16 pooling template: the CPU kernel
+    if x.dtype is opweave.float16 and not native_half(x.dtype, x.device):  # computed in float where the dialect can
         return NotImplemented
     shape = tuple(x.shape[: x.ndim - len(out_spatial)]) + tuple(out_spatial)
     packed = _args(x, out_spatial, ks, ss, ps, [1] * len(out_spatial), adaptive, cip, divisor)

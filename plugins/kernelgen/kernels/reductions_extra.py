@@ -3,7 +3,8 @@
 ``var`` takes two passes over each output's elements (mean, then squared
 deviations), accumulating in double as the CPU kernel does (in float on a device
 without fp64). ``argmax``/``argmin`` return the first extreme index, NaN counting
-as the extreme (the first NaN wins). Complex ``var`` is the sum of its parts' variances.
+as the extreme (the first NaN wins; float16 compared in float where the dialect computes it: CUDA).
+Complex ``var`` is the sum of its parts' variances.
 """
 
 from __future__ import annotations
@@ -14,7 +15,19 @@ from opweave.prims.views import view_as_real
 
 from ..codegen import reduction_extra as gen
 from ..codegen.common import MAX_RANK
-from ._common import KERNELS, buf, dims, empty, has_dtype, i64, kernel, launch, program_kernels, runtime_of
+from ._common import (
+    KERNELS,
+    buf,
+    dims,
+    empty,
+    has_dtype,
+    i64,
+    kernel,
+    launch,
+    native_half,
+    program_kernels,
+    runtime_of,
+)
 from .reductions import reduced_axes
 
 LOCAL = 64
@@ -62,7 +75,8 @@ def var(inp, d, correction, output_dtype=None):
 
 
 def _arg(inp, dim, op: int):
-    if inp.dtype.name not in _REAL or not has_dtype(inp.dtype, inp.device) or inp.ndim > MAX_RANK:
+    usable = inp.dtype.name in _REAL or native_half(inp.dtype, inp.device)  # float16 compared in float (CUDA)
+    if not usable or not has_dtype(inp.dtype, inp.device) or inp.ndim > MAX_RANK:
         return NotImplemented
     axes = reduced_axes(inp, None if dim is None else [dim])
     out = empty([n for i, n in enumerate(inp.shape) if i not in axes], opweave.int64, inp.device)

@@ -2,8 +2,9 @@
 
 One work item scans one row sequentially, in the CPU kernel's order, so integer
 results are exact and float results match ``ufunc.accumulate`` step by step
-(logcumsumexp of float32 computes each step in double and rounds it). Complex
-dtypes run through the CPU fallback.
+(logcumsumexp of float32 computes each step in double and rounds it). float16 runs where the
+dialect computes it (CUDA): loaded as half, accumulated in float, each output rounded once, as
+PyTorch's CUDA scans. Complex dtypes, and float16 elsewhere, run through the CPU fallback.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import numpy as np
 
 from ..codegen import scan as gen
 from ..codegen.common import MAX_RANK
-from ._common import buf, dims, empty, has_dtype, i64, kernel, launch, program_kernels, runtime_of
+from ._common import buf, dims, empty, has_dtype, i64, kernel, launch, native_half, program_kernels, runtime_of
 
 _REAL = {"bool", "uint8", "int8", "int16", "int32", "int64", "bfloat16", "float32", "float64"}
 
@@ -44,7 +45,7 @@ def scan_into(op: str, out, outi, a, d: int) -> None:
 
 
 def _supported(device, *dtypes) -> bool:
-    return all(t.name in _REAL and has_dtype(t, device) for t in dtypes)
+    return all((t.name in _REAL or native_half(t, device)) and has_dtype(t, device) for t in dtypes)
 
 
 def _accumulate(op: str, a, dim, dtype):

@@ -7,8 +7,8 @@ result is the stable sort the CPU kernel computes (NaN largest, -0.0 equal to
 ``k``-th sorted position; ``mode`` scans each sorted row for its longest run.
 ``unique``/``unique_consecutive`` of elements (``dim`` None, or a 1-D tensor)
 flag group starts, number them with an inclusive scan and read the group count
-back to size the output. Distinct *slices* (``dim`` given on an N-D tensor) run
-through the CPU fallback.
+back to size the output. float16 sorts where the dialect computes it (CUDA), on float keys.
+Distinct *slices* (``dim`` given on an N-D tensor) run through the CPU fallback.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import opweave
 
 from ..codegen import sort as gen
 from ..codegen.common import MAX_RANK
-from ._common import buf, dims, empty, has_dtype, i64, kernel, launch, program_kernels, runtime_of
+from ._common import buf, dims, empty, has_dtype, i64, kernel, launch, native_half, program_kernels, runtime_of
 from .scans import rows_of, scan_into
 
 LOCAL = 64
@@ -27,7 +27,11 @@ _ORDERED = {"bool", "uint8", "int8", "int16", "int32", "int64", "bfloat16", "flo
 
 
 def _usable(*ts) -> bool:
-    return all(t.dtype.name in _ORDERED and has_dtype(t.dtype, t.device) and t.ndim <= MAX_RANK for t in ts)
+    return all(
+        (t.dtype.name in _ORDERED or native_half(t.dtype, t.device)) and has_dtype(t.dtype, t.device)
+        and t.ndim <= MAX_RANK
+        for t in ts
+    )  # fmt: skip
 
 
 def _kernels(rt, dtype: str) -> dict:
@@ -35,7 +39,7 @@ def _kernels(rt, dtype: str) -> dict:
 
 
 def _key_dtype(dtype):
-    return opweave.float32 if dtype is opweave.bfloat16 else dtype
+    return opweave.float32 if dtype in (opweave.bfloat16, opweave.float16) else dtype
 
 
 class _Sorted:

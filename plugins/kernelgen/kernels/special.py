@@ -8,12 +8,14 @@ per-op contiguous kernels for large calls) with the C library of
 two tensors (``igamma``, ``igammac``, ``zeta``, the polynomials, and ``polygamma``
 and ``mvlgamma``, whose integer argument travels as a broadcast 0-dim operand).
 Everything computes in double and rounds once to the output dtype (twice for bfloat16:
-to float32, then to bfloat16, like the CPU kernel).
+to float32, then to bfloat16, like the CPU kernel). float16 has programs of its own where the
+dialect computes it (CUDA): each element loaded as half, the function in double, the result
+rounded once to half.
 
-Left to the CPU fallback (``NotImplemented``): devices without fp64; ``polygamma``
-and ``mvlgamma`` when ``n``/``p`` is not exactly a float32 (above 2**24) for float32
-and bfloat16 tensors. ``mvlgamma`` checks its domain on the device and raises the
-CPU kernel's ValueError.
+Left to the CPU fallback (``NotImplemented``): devices without fp64; float16 where the
+dialect does not compute it; ``polygamma`` and ``mvlgamma`` when ``n``/``p`` is not exactly
+a float32 (above 2**24) for float32 and bfloat16 tensors, or a float16 (above 2048) for
+float16. ``mvlgamma`` checks its domain on the device and raises the CPU kernel's ValueError.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from opweave.backends.kernel import is_cpu_scalar, output_strides
 
 from ..codegen import elementwise as ew
 from ..codegen import special as gen
-from ._common import BACKENDS, dname, elementwise, empty, kernel, on_device, program_kernels, runtime_of
+from ._common import BACKENDS, dname, elementwise, empty, kernel, native_half, on_device, program_kernels, runtime_of
 
 _DTYPES = {"bfloat16", "float32", "float64"}
 
@@ -113,7 +115,7 @@ def _run(arity: int, name: str, *inputs):
     a = next(t for t in inputs if t.device.type in BACKENDS)
     d = dname(a)
     rt = runtime_of(a)
-    if d not in _DTYPES or not rt.has_fp64:
+    if (d not in _DTYPES and not native_half(a.dtype, a.device)) or not rt.has_fp64:
         return NotImplemented
     shaped = [t for t in inputs if not is_cpu_scalar(t)] or [inputs[0]]  # the meta function's layout rule
     shape, strides = shaped[0].shape, output_strides(shaped)
