@@ -403,10 +403,7 @@ class Dispatcher:
 
     def call(self, op, keyset: int, args: tuple):
         """Run ``op`` for ``keyset`` (the slow path: validate devices, resolve, cache, run)."""
-        backends = keyset >> LAYER_BITS
-        mixed = backends & (backends - 1)
-        if mixed:
-            keyset = self.mixed_device_keyset(op, keyset, args)
+        keyset, mixed = self._one_device(op, keyset, args)
         cache = self.cache_for(op)
         kernel = cache.get(keyset)
         if kernel is None:
@@ -420,10 +417,7 @@ class Dispatcher:
 
     def declined(self, op, keyset: int, args: tuple, exc: Decline):
         """The first candidate declined ``args``: run the next ones in order until one accepts."""
-        backends = keyset >> LAYER_BITS
-        mixed = backends & (backends - 1)
-        if mixed:
-            keyset = self.mixed_device_keyset(op, keyset, args)
+        keyset, mixed = self._one_device(op, keyset, args)
         cache = self.cache_for(op)
         chain = cache.get(-keyset - 1)  # (reason of the first candidate, the others), beside its cached kernel
         if chain is None:
@@ -450,6 +444,19 @@ class Dispatcher:
             return result
         self.declines[(op.name, keyset)] = reasons
         raise NotImplementedError(self._missing_message(op, keyset, describe_declines(reasons)))
+
+    def _one_device(self, op, keyset: int, args: tuple) -> tuple[int, int]:
+        """``keyset`` with CPU scalars dropped when it names several devices, and whether it still does.
+
+        A call that mixes CPU 0-dim tensors into another device's call (``a - 2.0`` on a GPU) reduces to
+        that device's key set, whose cached kernel it shares; only a key set that stays mixed is not cached.
+        """
+        backends = keyset >> LAYER_BITS
+        if not backends & (backends - 1):
+            return keyset, 0
+        keyset = self.mixed_device_keyset(op, keyset, args)
+        backends = keyset >> LAYER_BITS
+        return keyset, backends & (backends - 1)
 
     @staticmethod
     def mixed_device_keyset(op, keyset: int, args: tuple) -> int:
