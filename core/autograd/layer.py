@@ -446,3 +446,27 @@ def _register_detach() -> None:
 
 
 _register_detach()
+
+
+def _nondifferentiable_kernel(op):
+    def kernel(keyset, *args):
+        check_inplace(op, args)
+        out = run_below(op, keyset, args)
+        strip(out, args)
+        return out
+
+    kernel.__name__ = f"autograd_nondifferentiable_{op.name}"
+    return kernel
+
+
+def register_nondifferentiable(op, library=None) -> None:
+    """Run the canonical ``op`` below Autograd and record nothing: its results never require grad.
+
+    For ops whose results carry no gradient in PyTorch (comparisons, ``*_like`` factories): the
+    decomposition would record nothing either, but would run the op's Python reference on each call.
+    """
+    from .. import _ops
+
+    if isinstance(op, str):
+        op = _ops.lookup(op)
+    (library or LIBRARY).impl(op, _nondifferentiable_kernel(op), "Autograd", with_keyset=True)
