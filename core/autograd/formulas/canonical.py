@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 
-from ..layer import register_nondifferentiable
+from ... import _dtype
+from ..layer import LIBRARY, formula_kernel, register_nondifferentiable
 from ._common import C, conj, formula, node_names, unsqueeze_to, zeros_of
 from .elementwise import UNARY
 from .linalg import _mm
@@ -51,6 +52,47 @@ def _overload(op: str):
 def _cross(needs) -> tuple:
     """Save each operand only when the other one needs its gradient."""
     return tuple(i for i, j in ((0, 1), (1, 0)) if needs[j])
+
+
+def _wrapped_value(t):
+    """The Python number of a wrapped scalar (``a ** 2``'s 2), else None."""
+    if getattr(t, "_wrapped_number", False) and t.dtype is not _dtype.bool_:
+        return t._native.item()
+    return None
+
+
+def _pow_redirect(self, exponent):
+    """``t ** 2`` and ``2 ** t`` as PyTorch records them: the Scalar overloads (``PowBackward0``/``2``)."""
+    e = _wrapped_value(exponent)
+    if e is not None:
+        return lambda: C.pow.Tensor_Scalar(self, e)
+    base = _wrapped_value(self)
+    if base is not None:
+        return lambda: C.pow.Scalar(base, exponent)
+    return None
+
+
+def _sub_redirect(self, other, alpha=1):
+    """``2 - t`` as PyTorch records it: ``rsub.Scalar`` (``RsubBackward1``)."""
+    value = _wrapped_value(self)
+    if value is not None and _wrapped_value(other) is None:
+        return lambda: C.rsub.Scalar(other, value, alpha)
+    return None
+
+
+def _register_redirected(op: str, redirect, fn, *, save=(), save_out: bool = False, name: str | None = None) -> None:
+    """Register ``fn`` at ``op``, except for the calls ``redirect(*args)`` sends to another overload."""
+    overload = _overload(op)
+    normal = formula_kernel(overload, fn, save, save_out)
+
+    def kernel(keyset, *args):
+        other = redirect(*args)
+        return other() if other is not None else normal(keyset, *args)
+
+    kernel.__name__ = f"autograd_{overload.name}"
+    LIBRARY.impl(overload, kernel, "Autograd", with_keyset=True)
+    if name is not None:
+        node_names()[overload] = name
 
 
 # -- unary maths: the prims' formulas (the canonical op is the prim with promotion) -------------------
@@ -162,8 +204,8 @@ def _true_division(self, other, rounding_mode=None) -> bool:
 
 _register("add.Tensor", _add)
 _register("add.Scalar", _add_scalar, name="AddBackward1")
-_register("sub.Tensor", _sub)
 _register("sub.Scalar", _add_scalar, name="SubBackward1")
+_register_redirected("sub.Tensor", _sub_redirect, _sub)
 _register("rsub.Tensor", _rsub)
 _register("rsub.Scalar", _rsub_scalar, name="RsubBackward1")
 _register("mul.Tensor", _mul, save=_cross)
@@ -225,7 +267,7 @@ def _positive_base(self, exponent) -> bool:
 
 
 _register("pow.Tensor_Scalar", _pow_scalar, save=(0,))
-_register("pow.Tensor_Tensor", _pow_tensor, save=(0, 1), save_out=True, name="PowBackward1")
+_register_redirected("pow.Tensor_Tensor", _pow_redirect, _pow_tensor, save=(0, 1), save_out=True, name="PowBackward1")
 _register("pow.Scalar", _pow_base, save_out=True, name="PowBackward2", applies=_positive_base)
 
 
