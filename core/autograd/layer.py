@@ -224,7 +224,7 @@ def sum_to_shape(g: Tensor, shape: tuple) -> Tensor:
     lead = g.ndim - len(shape)
     dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1]
     if dims:
-        g = c.sum(g, dims, keepdim=True)
+        g = c.sum.dim_IntList(g, dims, True)
     if lead:
         g = c.reshape(g, list(shape))
     return g
