@@ -224,7 +224,10 @@ class SavedTensor:
 
     def __init__(self, t, node_name: str = "", index: int = 0):
         self.tensor = t
-        self.version = t._storage.version
+        # a tensor without a Storage yet (a fresh CPU result) has version 0: the first in-place write or view
+        # makes its Storage (views share it), so the check at unpack still sees every write
+        st = t._st
+        self.version = st.version if st is not None else 0
         ag = t._ag
         self.producer = None if ag is None or ag.grad_fn is None else (ag.grad_fn.name(), ag.output_nr)
 

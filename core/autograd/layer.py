@@ -82,19 +82,22 @@ class FormulaContext:
         self.op = op
         if callable(save):
             save = save(needs)
-        name = _node_name(op)
+        name = _NODE_NAMES.get(op) or _node_name(op)
         strides = op.name in STRIDED_METAS
-        self._args = [
-            (
-                SavedTensor(a, name, i)
-                if (save is None or i in save)
-                else (metas[i] if metas is not None and metas[i] is not None else TensorMeta(a, strides))
-            )
-            if isinstance(a, Tensor)
-            else a
-            for i, a in enumerate(args)
-        ]
-        self._outputs = tuple(SavedTensor(o, name, i) if save_out else TensorMeta(o) for i, o in enumerate(outputs))
+        saved = []
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor):
+                if save is None or i in save:
+                    a = SavedTensor(a, name, i)
+                else:
+                    m = metas[i] if metas is not None else None
+                    a = m if m is not None else TensorMeta(a, strides)
+            saved.append(a)
+        self._args = saved
+        if save_out:
+            self._outputs = tuple(SavedTensor(o, name, i) for i, o in enumerate(outputs))
+        else:
+            self._outputs = tuple(TensorMeta(o) for o in outputs)
         self.needs_input_grad = needs
         self.released = False
 
@@ -221,7 +224,7 @@ def sum_to_shape(g: Tensor, shape: tuple) -> Tensor:
     lead = g.ndim - len(shape)
     dims = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1]
     if dims:
-        g = c.sum(g, dims, keepdim=True)
+        g = c.sum.dim_IntList(g, dims, True)
     if lead:
         g = c.reshape(g, list(shape))
     return g
@@ -304,37 +307,49 @@ def record(
     ``materialize``: missing output gradients reach the formula as zeros (else as None);
     ``nondifferentiable``: output positions that never require grad (PyTorch's ``output_differentiability``).
     """
-    positions = _tensor_positions(op)
-    edges, metas, needs = [], [], []
+    positions = _POSITIONS.get(op) or _tensor_positions(op)
+    n = len(args)
+    edges, metas = [], []
+    needs_by_arg = [False] * n
+    metas_by_arg = [None] * n
+    wanted = False
     for i in positions:
         a = args[i]
-        edge = gradient_edge(a) if isinstance(a, Tensor) and a._keys & AUTOGRAD_BIT else None
-        edges.append(edge or (None, 0))
-        metas.append(TensorMeta(a) if isinstance(a, Tensor) else None)
-        needs.append(edge is not None)
-    outputs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-    if not any(needs) or not any(isinstance(o, Tensor) and is_differentiable_dtype(o.dtype) for o in outputs):
+        edge = None
+        if isinstance(a, Tensor):
+            meta = metas_by_arg[i] = TensorMeta(a)
+            if a._keys & AUTOGRAD_BIT:
+                edge = gradient_edge(a)
+                if edge is not None:
+                    needs_by_arg[i] = wanted = True
+        else:
+            meta = None
+        edges.append(edge or _NO_EDGE)
+        metas.append(meta)
+    if isinstance(out, Tensor):
+        outputs = (out,)
+        differentiable = (is_differentiable_dtype(out._dtype),)
+    else:
+        outputs = tuple(out)
+        differentiable = tuple(isinstance(o, Tensor) and is_differentiable_dtype(o.dtype) for o in outputs)
+    if not wanted or True not in differentiable:
         strip(out, args)
         return
-    needs_by_arg = [False] * len(args)
-    metas_by_arg = None
-    if op.name not in STRIDED_METAS:
-        metas_by_arg = [None] * len(args)
-        for i, m in zip(positions, metas):
-            metas_by_arg[i] = m
-    for i, n in zip(positions, needs):
-        needs_by_arg[i] = n
-    ctx = FormulaContext(op, args, save, save_out, outputs, tuple(needs_by_arg), metas_by_arg)
-    differentiable = tuple(isinstance(o, Tensor) and is_differentiable_dtype(o.dtype) for o in outputs)
+    ctx = FormulaContext(
+        op, args, save, save_out, outputs, tuple(needs_by_arg), None if op.name in STRIDED_METAS else metas_by_arg
+    )
     node = FormulaNode(
         op, formula, ctx, tuple(edges), _range(len(positions)), tuple(metas), materialize, differentiable
     )
     for nr, o in enumerate(outputs):
         if isinstance(o, Tensor):
-            if is_differentiable_dtype(o.dtype) and nr not in nondifferentiable:
+            if differentiable[nr] and nr not in nondifferentiable:
                 set_history(o, node, nr)
             elif o._keys & AUTOGRAD_BIT and not requires_grad(o):
                 o._keys &= ~AUTOGRAD_BIT
+
+
+_NO_EDGE = (None, 0)
 
 
 def formula_kernel(
@@ -446,3 +461,27 @@ def _register_detach() -> None:
 
 
 _register_detach()
+
+
+def _nondifferentiable_kernel(op):
+    def kernel(keyset, *args):
+        check_inplace(op, args)
+        out = run_below(op, keyset, args)
+        strip(out, args)
+        return out
+
+    kernel.__name__ = f"autograd_nondifferentiable_{op.name}"
+    return kernel
+
+
+def register_nondifferentiable(op, library=None) -> None:
+    """Run the canonical ``op`` below Autograd and record nothing: its results never require grad.
+
+    For ops whose results carry no gradient in PyTorch (comparisons, ``*_like`` factories): the
+    decomposition would record nothing either, but would run the op's Python reference on each call.
+    """
+    from .. import _ops
+
+    if isinstance(op, str):
+        op = _ops.lookup(op)
+    (library or LIBRARY).impl(op, _nondifferentiable_kernel(op), "Autograd", with_keyset=True)

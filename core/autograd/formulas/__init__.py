@@ -10,6 +10,7 @@ of a real loss L with respect to z is ``dL/dRe(z) + i dL/dIm(z)``, i.e. for a ho
 from __future__ import annotations
 
 from . import (  # noqa: F401
+    canonical,
     composite,
     decompositions,
     elementwise,

@@ -17,7 +17,7 @@ def _softmax(ctx, g):
     y = ctx.out
     if g.dtype != y.dtype:
         g = C.to(g, y.dtype)
-    return (y * (g - C.sum(g * y, [dim], keepdim=True)),)
+    return (C.mul.Tensor(y, C.sub.Tensor(g, C.sum.dim_IntList(C.mul.Tensor(g, y), [dim], True))),)
 
 
 @formula("_log_softmax", save=(), save_out=True)
@@ -26,7 +26,7 @@ def _log_softmax(ctx, g):
     y = ctx.out
     if g.dtype != y.dtype:
         g = C.to(g, y.dtype)
-    return (g - C.exp(y) * C.sum(g, [dim], keepdim=True),)
+    return (C.sub.Tensor(g, C.mul.Tensor(C.exp(y), C.sum.dim_IntList(g, [dim], True))),)
 
 
 @formula("logsumexp", save=(0,), save_out=True)

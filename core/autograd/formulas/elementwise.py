@@ -7,6 +7,9 @@ import math
 from ..layer import NONDIFFERENTIABLE
 from ._common import PI, C, conj, formula
 
+#: The unary prims' formulas by prim name: (formula, save, save_out), for the canonical ops that reuse them.
+UNARY: dict = {}
+
 
 def _unary(name: str, derivative, *, save_out: bool = False, uses_input: bool = True):
     """``grad * conj(f'(x))`` where ``derivative(x, y)`` gives f'(x)."""
@@ -16,7 +19,9 @@ def _unary(name: str, derivative, *, save_out: bool = False, uses_input: bool = 
         y = ctx.out if save_out else None
         return (g * conj(derivative(x, y)),)
 
-    formula(f"prims::{name}", save=(0,) if uses_input else (), save_out=save_out)(fn)
+    save = (0,) if uses_input else ()
+    UNARY[name] = (fn, save, save_out)
+    formula(f"prims::{name}", save=save, save_out=save_out)(fn)
 
 
 _unary("acos", lambda x, y: -C.rsqrt(1 - x * x))

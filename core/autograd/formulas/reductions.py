@@ -28,7 +28,7 @@ def _amax_amin(ctx, g):
     y = unsqueeze_to(ctx.out, dims, x.ndim)
     mask = x == y
     reduced = list(range(x.ndim)) if dims is None else list(dims)
-    count = C.sum(mask, reduced, keepdim=True) if reduced else C.ones_like(y)
+    count = C.sum.dim_IntList(mask, reduced, True) if reduced else C.ones_like(y)
     return (C.where(mask, unsqueeze_to(g, dims, x.ndim) / count, 0.0),)
 
 

@@ -38,7 +38,7 @@ def _broadcast_in_dim(ctx, g):
     summed = [d for d in range(len(shape)) if d not in keep]
     summed += [d for i, d in enumerate(bdims) if a.shape[i] == 1 and shape[d] != 1]
     if summed:
-        g = C.sum(g, sorted(summed), keepdim=True)
+        g = C.sum.dim_IntList(g, sorted(summed), True)
     return (C.reshape(g, list(a.shape)),)
 
 
