@@ -317,6 +317,25 @@ def test_auto_takes_only_large_calls():
         ow.cpu.set_kernel_path("c")
 
 
+@pytest.mark.parametrize("op", sorted(UNARY))
+def test_canonical_op_runs_its_prims_c_kernel_with_the_same_bits(op):
+    """``ow.sigmoid(x)`` on ``auto`` takes the C kernel from the prim's size, as its decomposition would.
+
+    An op ``auto`` leaves on NumPy (no :data:`AUTO_MIN` entry) stays there for both.
+    """
+    formula, public = UNARY[op]
+    least = _c_path.AUTO_MIN.get(f"prims::{op}")
+    x = np.linspace(0.25, 3.0, least or 1 << 12, dtype=np.float32)
+    ow.cpu.set_kernel_path("auto")
+    try:
+        assert (ck.C_KERNELS[op](ow.tensor(x)) is not None) == (least is not None)
+        got, prim = public(ow.tensor(x)).numpy(), getattr(ow.ops.prims, op)(ow.tensor(x)).numpy()
+    finally:
+        ow.cpu.set_kernel_path("c")
+    np.testing.assert_array_equal(got, prim)
+    close(got, formula(x.astype(np.float64)).astype(np.float32), ulps(np.float32), atol=0.0)
+
+
 def test_numpy_path_runs_no_c_kernel():
     ow.cpu.set_kernel_path("numpy")
     try:

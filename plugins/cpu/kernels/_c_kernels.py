@@ -426,6 +426,9 @@ def _decline(c_fn):
 C_KERNELS = {
     **{f"prims::{op}": _unary(f"prims::{op}", op) for op in ("exp", "expm1", "log", "log1p", "tanh", "sigmoid")},
     **{f"prims::{op}": _unary(f"prims::{op}", op) for op in ("erf", "sqrt")},
+    # the canonical ops' direct kernels (``canonical_unary``) apply their prim's function: the prim's C kernel too,
+    # from the prim's size, so results stay those of the decomposition bit for bit
+    **{op: _unary(f"prims::{op}", op) for op in ("exp", "expm1", "log", "log1p", "tanh", "sigmoid", "erf", "sqrt")},
     **{f"prims::{op}": _binary(f"prims::{op}", op) for op in _BINARY},
     **{f"{op}.Tensor": _binary_op(op) for op in _BINARY},
     "prims::sum": _reduction("prims::sum", 0),
