@@ -56,6 +56,8 @@ def test_large_where_is_np_where_bit_for_bit(dtype, seed, layout):
     want = np.where(c, a, b)
     assert got.shape == want.shape and got.dtype == want.dtype
     np.testing.assert_array_equal(_bits(got), _bits(want))
+    public = ow.where(ow.from_numpy(c), ow.from_numpy(a), ow.from_numpy(b)).numpy()  # the canonical op's kernel
+    np.testing.assert_array_equal(_bits(public), _bits(want))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

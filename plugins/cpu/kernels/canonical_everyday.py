@@ -28,6 +28,7 @@ from opweave.backends.kernel import Decline, contiguous_strides, is_wrapped_numb
 from .._backend import wrap_same
 from ._common import native
 from ._quiet import quiet, quiet_binary
+from .elementwise_ternary import select
 
 _FLOATS = frozenset({opweave.float32, opweave.float64})
 _LARGEST = {dtype: float(np.finfo(dtype.numpy).max) for dtype in _FLOATS}  # each float dtype's largest finite value
@@ -147,7 +148,7 @@ def _where(condition, self, other):
         or is_wrapped_number(other)
     ):
         raise Decline("where: not a bool condition and two same-dtype tensors of one shape")
-    return wrap_same(np.where(native(condition), native(self), native(other)), dtype)
+    return wrap_same(select(native(condition), native(self), native(other)), dtype)
 
 
 _matmul, _add = quiet_binary(np.matmul), quiet_binary(np.add)
