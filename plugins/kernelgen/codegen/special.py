@@ -402,10 +402,7 @@ _BESSEL = """
 /* exp(-x) I_nu(x), nu = 0 or 1, x >= 0 */
 @FN@ double ow_bessel_ie(double nu, double x) {
     if (x > 30.0) return ow_bessel_large(nu, x, 1) / (sqrt(2.0 * OW_PI) * sqrt(x));  /* 2 pi x overflows at DBL_MAX */
-    /* I1(x) = x/2 (1 + x^2/8 + ...) > x/2: below 2^-120 x/2 is rounded up by one ulp of double, so that a
-       float32 (or float64 subnormal) result that is a tie of x/2 rounds away from zero, as the exact value does */
-    double x2 = (x < 0x1p-120) ? x * (0.5 + 0x1p-53) : 0.5 * x;
-    double z = 0.25 * x * x, t = (nu == 0.0) ? 1.0 : x2, s = t;
+    double z = 0.25 * x * x, t = (nu == 0.0) ? 1.0 : 0.5 * x, s = t;
     for (int k = 1; k < 200; ++k) {
         t *= z / (k * (k + nu));
         s += t;
@@ -421,6 +418,11 @@ _BESSEL = """
     double nu = (kind >= 2) ? 1.0 : 0.0;
     if (isinf(x)) return scaled ? copysign(0.0, nu == 0.0 ? 1.0 : x) : NAN;
     double a = fabs(x), v = ow_bessel_ie(nu, a);
+    if (nu == 1.0 && !scaled && a < 0x1p-126) {
+        /* I1(x) = x/2 (1 + x^2/8 + ...) is just above x/2: x/2 rounded up (by at most 2 ulps of double), so that a
+           float32 or float64-subnormal result that is a tie of x/2 rounds away from zero as the exact value does */
+        v = a * (0.5 + 0x1p-53);
+    }
     if (!scaled) {
         double e = exp(0.5 * a);
         v = (v * e) * e;
