@@ -327,7 +327,14 @@ def _complex(re, im):
 
 
 def _lerp(a, b, w):
-    w = np.asarray(w, dtype=np.result_type(a, np.float64))
+    """PyTorch's two-branch lerp in long double (float64 where it is no wider): ``w * (b - a)`` does not underflow,
+    so a result that is a tiny nonzero (``0 + 0.25 * -5e-324``) is not a signed zero that depends on whether the
+    kernel fuses the multiply-add (PyTorch's vectorised CPU lerp does; the special-value probe checks zero signs
+    only where the oracle's value is exactly zero)."""
+    kind = np.result_type(np.asarray(a), np.asarray(b), np.float64)
+    wide = np.longdouble if kind.kind == "f" else kind
+    a, b = np.asarray(a).astype(wide), np.asarray(b).astype(wide)
+    w = np.asarray(w).astype(wide)
     return np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
 
 
