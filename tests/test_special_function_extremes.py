@@ -210,3 +210,14 @@ def test_float16_log_ndtr_keeps_its_subnormal_results(target):
     expected = [_rounded(MP.log(MP.ncdf(MP.mpf(float(v)))), np.float16) for v in x]
     # PyTorch computes float16 in float32 and rounds once: one ulp
     _assert_close(_run("log_ndtr", [x], target), expected, np.float16, 1)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_float64_gaussian_tails_keep_their_subnormal_results(target):
+    # ndtr(-38) = 2.9e-316 and log_ndtr(38) = -ndtr(-38): SciPy's ndtr flushes below 2.2e-308
+    x = np.array([-37.0, -37.5, -38.0, -38.4, -38.6])
+    tails = [MP.ncdf(MP.mpf(v)) for v in x]
+    condition = 4 + x**2  # exp(-x**2 / 2) carries the rounding of x**2 / 2 (about 700): that many ulps of it
+    _assert_close(_run("ndtr", [x], target), [_rounded(t, np.float64) for t in tails], np.float64, condition)
+    log_tails = [_rounded(MP.log1p(-t), np.float64) for t in tails]
+    _assert_close(_run("log_ndtr", [-x], target), log_tails, np.float64, condition)

@@ -59,6 +59,28 @@ def _lgamma(x):
     return np.where(x == -np.inf, np.inf, np.where(_tiny(x), near_zero, sp.gammaln(x))).astype(x.dtype)
 
 
+#: Below ``-37.5`` SciPy's ``ndtr`` (and above 37.5 ``log_ndtr``, ``-ndtr(-x)`` there) flushes its float64
+#: subnormal results to zero: ``ndtr(-38)`` is 2.9e-316.
+_NDTR_UNDERFLOW = 37.0
+
+
+def _lower_tail(x):
+    """``ndtr(-|x|) = erfcx(|x| / sqrt 2) exp(-x**2 / 2) / 2``: subnormal values keep their digits."""
+    a = np.abs(x).astype(np.float64)
+    with np.errstate(all="ignore"):
+        return 0.5 * sp.erfcx(a / math.sqrt(2)) * np.exp(-0.5 * a * a)
+
+
+def _ndtr(x):
+    far = (x < -_NDTR_UNDERFLOW) & np.isfinite(x)
+    return np.where(far, _lower_tail(np.where(far, x, 0)), sp.ndtr(x)).astype(x.dtype)
+
+
+def _log_ndtr(x):
+    far = (x > _NDTR_UNDERFLOW) & np.isfinite(x)  # log1p(-t) = -t to the last bit for t below 1e-300
+    return np.where(far, -_lower_tail(np.where(far, x, 0)), sp.log_ndtr(x)).astype(x.dtype)
+
+
 def _small_leading_term(fn, leading, positive: bool = False):
     """``fn`` with ``leading(x)`` where ``x`` is tiny (:func:`_tiny`; and positive, if ``positive``)."""
 
@@ -170,8 +192,8 @@ FUNCTIONS = {
     "lgamma": _lgamma,
     "digamma": sp.psi,  # -inf at +0, +inf at -0, nan at negative integers: PyTorch's convention
     "ndtri": sp.ndtri,
-    "ndtr": sp.ndtr,
-    "log_ndtr": sp.log_ndtr,
+    "ndtr": _ndtr,
+    "log_ndtr": _log_ndtr,
     "bessel_i0": _nan_at_inf(sp.i0),
     "bessel_i0e": sp.i0e,
     "bessel_i1": _nan_at_inf(sp.i1),

@@ -70,3 +70,26 @@ def regularised_gamma(a, x, lower: bool):
         else:
             out = np.where(small_a, q, np.where(small_x, 1 - p, sp.gammaincc(a, x)))
     return out.astype(np.result_type(a, x))
+
+
+#: Beyond this SciPy's ``ndtr(-x)`` (and ``log_ndtr(x)``, which is ``-ndtr(-x)`` there) flushes float64 subnormals.
+_NDTR_UNDERFLOW = 37.0
+
+
+def _lower_tail(x):
+    """``ndtr(-|x|) = erfcx(|x| / sqrt 2) exp(-x**2 / 2) / 2``."""
+    a = np.abs(x).astype(np.float64)
+    with np.errstate(all="ignore"):
+        return 0.5 * sp.erfcx(a / math.sqrt(2)) * np.exp(-0.5 * a * a)
+
+
+def ndtr(x):
+    """The standard normal CDF, subnormal tail values included."""
+    far = (x < -_NDTR_UNDERFLOW) & np.isfinite(x)
+    return np.where(far, _lower_tail(np.where(far, x, 0)), sp.ndtr(x)).astype(x.dtype)
+
+
+def log_ndtr(x):
+    """``log(ndtr(x))``, subnormal values near 0 included."""
+    far = (x > _NDTR_UNDERFLOW) & np.isfinite(x)
+    return np.where(far, -_lower_tail(np.where(far, x, 0)), sp.log_ndtr(x)).astype(x.dtype)

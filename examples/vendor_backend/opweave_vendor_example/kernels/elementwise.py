@@ -65,7 +65,7 @@ UNARY_FNS = {
     "erf": sp.erf, "erfc": sp.erfc, "erfcx": sp.erfcx,
     "erf_inv": lambda x: np.where(x == 0, x, sp.erfinv(x)),  # -0.0 kept, as PyTorch
     "lgamma": nz.lgamma,  # PyTorch: +inf at -inf
-    "digamma": sp.psi, "ndtri": sp.ndtri, "ndtr": sp.ndtr, "log_ndtr": sp.log_ndtr,
+    "digamma": sp.psi, "ndtri": sp.ndtri, "ndtr": nz.ndtr, "log_ndtr": nz.log_ndtr,
     "bessel_i0": _nan_at_inf(sp.i0), "bessel_i0e": sp.i0e, "bessel_i1": _nan_at_inf(sp.i1), "bessel_i1e": sp.i1e,
     "bessel_j0": _nan_at_inf(sp.j0), "bessel_j1": nz.with_leading_term(_nan_at_inf(sp.j1), nz.half),
     "bessel_y0": _nan_at_inf(sp.y0), "bessel_y1": _nan_at_inf(sp.y1),
