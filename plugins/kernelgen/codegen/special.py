@@ -35,7 +35,6 @@ _BASE = """
 #define OW_SQRT_PI 1.77245385090551602730
 #define OW_SQRT2 1.41421356237309504880
 #define OW_EULER 0.57721566490153286061
-#define OW_LN2 0.69314718055994530942
 #define OW_EPS 1.1102230246251565e-16
 #define OW_TINY 1e-300
 
@@ -330,7 +329,7 @@ _BESSEL = """
         sy1 += (2.0 * (h - OW_EULER) + 1.0 / (k + 1)) * t1;
         if (fabs(t0) < 1e-18) break;
     }
-    double l = log(x) - OW_LN2;  /* log(0.5 * x) is -inf at 5e-324 */
+    double l = log(x) - 0.69314718055994530942;  /* log(0.5 * x) is -inf at 5e-324 */
     *j0 = sj0;
     *j1 = 0.5 * x * sj1;
     *y0 = 2.0 / OW_PI * ((l + OW_EULER) * sj0 - sy0);
@@ -452,7 +451,7 @@ _BESSEL = """
 
 /* K_nu(x) for 0 < x <= 2 by its power series (nu = 0 or 1) */
 @FN@ double ow_bessel_k_series(double nu, double x) {
-    double z = 0.25 * x * x, l = log(x) - OW_LN2;  /* log(0.5 * x) is -inf at 5e-324 */
+    double z = 0.25 * x * x, l = log(x) - 0.69314718055994530942;  /* log(0.5 * x) is -inf at 5e-324 */
     if (nu == 0.0) {
         double t = 1.0, i0 = 1.0, s = 0.0, h = 0.0;
         for (int k = 1; k < 60; ++k) {
