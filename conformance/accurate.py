@@ -68,7 +68,8 @@ def log1p(x):
     if x.dtype.kind == "c":
         finite = np.isfinite(x)
         values = x[finite].astype(np.complex128).reshape(-1)
-        logs = [complex(_CTX.log1p(_CTX.mpc(v.real, v.imag))) for v in values]
+        # log1p(z) = z + O(z**2): at a complex zero the zero itself, both signs kept (PyTorch's log1p(-0-0j) is -0-0j)
+        logs = [v if v == 0 else complex(_CTX.log1p(_CTX.mpc(v.real, v.imag))) for v in values]
         # mpmath has no signed zero: on the real axis the imaginary part takes the sign of x's
         out[finite] = [
             complex(w.real, math.copysign(w.imag, v.imag) if v.imag == 0 else w.imag) for v, w in zip(values, logs)
@@ -112,13 +113,24 @@ def _erf(ctx, x):
     return x if x == 0 else ctx.erf(x)  # keeps the sign of -0.0
 
 
+#: Beyond this magnitude erfc is 0 or 2 in float64 (erfc(27.3) is below the smallest subnormal, erfc(-6)
+#: rounds to 2), and mpmath's erfc of a float64 near the largest one raises converting its tiny result.
+_ERFC_SATURATES = 40.0
+
+
 def _erfc(ctx, x):
+    if abs(x) > _ERFC_SATURATES:
+        return 0.0 if x > 0 else 2.0
     return ctx.erfc(x)
 
 
 def _erfcx(ctx, x):
     if math.isinf(x):
         return 0.0 if x > 0 else _INF
+    if x < -_ERFC_SATURATES:  # exp(x**2) overflows float64
+        return _INF
+    if x > 1e10:  # 1 / (sqrt(pi) x) (1 - 1 / (2 x**2) + ...): the correction is below float64's precision
+        return 1 / (ctx.sqrt(ctx.pi) * ctx.mpf(x))
     return ctx.exp(ctx.mpf(x) ** 2) * ctx.erfc(x)
 
 
@@ -143,6 +155,8 @@ def _digamma(ctx, x):
 
 
 def _ndtr(ctx, x):
+    if abs(x) > 2 * _ERFC_SATURATES:
+        return 1.0 if x > 0 else 0.0
     return ctx.ncdf(x)
 
 
@@ -255,7 +269,7 @@ def _zeta(ctx, x, q):
 def _incomplete_gamma_special(a, x, lower: bool):
     """PyTorch's answers for ``igamma``/``igammac`` (``lower``/upper) off the plain domain, in the order its
     scalar kernel tests them; None where the value is the integral's."""
-    if x < 0 or a < 0:
+    if x < 0 or a < 0:  # false for nan, as in PyTorch: igamma(nan, inf) is 1, igamma(inf, nan) 0
         return _NAN
     if a == 0:
         return (1.0 if lower else 0.0) if x > 0 else _NAN
@@ -265,18 +279,53 @@ def _incomplete_gamma_special(a, x, lower: bool):
         return _NAN if math.isinf(x) else (0.0 if lower else 1.0)
     if math.isinf(x):
         return 1.0 if lower else 0.0
+    if math.isnan(a) or math.isnan(x):
+        return _NAN
+    return None
+
+
+#: Below this ``a`` (and above :data:`_HUGE_A`) mpmath's ``gammainc`` takes seconds or fails to converge;
+#: there :func:`_incomplete_gamma_extreme`'s leading terms are exact to float64's precision.
+_TINY_A, _HUGE_A = 1e-20, 1e30
+
+
+def _incomplete_gamma_extreme(ctx, a, x, lower: bool):
+    """``P(a, x)`` (``lower``) or ``Q(a, x)`` for a tiny or huge ``a`` (finite, positive ``a`` and ``x``), else None.
+
+    Tiny ``a``: ``Q = a E1(x) + O(a**2 log(x)**2)`` (``Gamma(a, x) -> E1(x)`` and ``Gamma(a) ~ 1 / a``), so that
+    ``P = 1 - Q`` rounds to 1. Huge ``a``: Temme's uniform expansion ``Q = erfc(eta sqrt(a / 2)) / 2 + R`` with
+    ``eta = sign(x - a) sqrt(2 (x/a - 1 - log(x/a)))``, where ``R = O(exp(-a eta**2 / 2) / sqrt(a))``: below
+    float64's precision beside 1/2 at ``x = a`` and underflowing with the erfc elsewhere (two floats this
+    large that differ at all are too far apart for a result strictly between 0 and 1).
+    """
+    if a < _TINY_A:
+        q = a * ctx.e1(x) if x < 800 else ctx.mpf(0)  # E1(x) < exp(-x) underflows beyond
+        return 1 - q if lower else q
+    if a > _HUGE_A:
+        lam = ctx.mpf(x) / a
+        eta = ctx.sqrt(2 * (lam - 1 - ctx.log(lam))) if lam != 1 else ctx.mpf(0)
+        z = (eta if lam > 1 else -eta) * ctx.sqrt(ctx.mpf(a) / 2)
+        if abs(z) > _ERFC_SATURATES:
+            q = ctx.mpf(1 if z < 0 else 0)
+        else:
+            q = ctx.erfc(z) / 2
+        return 1 - q if lower else q
     return None
 
 
 def _igamma(ctx, a, x):
     """The regularised lower incomplete gamma function ``P(a, x)``."""
     special = _incomplete_gamma_special(a, x, True)
+    if special is None:
+        special = _incomplete_gamma_extreme(ctx, a, x, True)
     return special if special is not None else ctx.gammainc(a, 0, x, regularized=True)
 
 
 def _igammac(ctx, a, x):
     """The regularised upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``."""
     special = _incomplete_gamma_special(a, x, False)
+    if special is None:
+        special = _incomplete_gamma_extreme(ctx, a, x, False)
     return special if special is not None else ctx.gammainc(a, x, ctx.inf, regularized=True)
 
 
@@ -299,5 +348,5 @@ spherical_j0 = multiprecision(_spherical_j0)
 airy_ai = multiprecision(_airy_ai)
 entr = multiprecision(_entr)
 zeta = multiprecision(_zeta, nan_in_nan_out=False)
-igamma = multiprecision(_igamma)
-igammac = multiprecision(_igammac)
+igamma = multiprecision(_igamma, nan_in_nan_out=False)
+igammac = multiprecision(_igammac, nan_in_nan_out=False)

@@ -111,6 +111,7 @@ def compare(
     ulps: float | None = None,
     signed_zeros: bool = False,
     nonfinite_only: bool = False,
+    subnormals: bool = False,
 ) -> dict | None:
     """``None`` if ``actual`` matches ``expected`` (rounded to ``dtype``) within tolerance, else the evidence.
 
@@ -122,6 +123,12 @@ def compare(
     within ``atol`` when one is given (``atol=1``: one quantization step, for engines whose
     requantization rounds differently). With ``nonfinite_only`` only this is checked: where the
     oracle holds a nan or ±inf, ``actual`` holds one too (anywhere: algorithms spread them differently).
+    With ``subnormals``, where the rounded expected value is subnormal in ``dtype`` the tolerance is
+    relative only (``rtol``, and at least :data:`SUBNORMAL_ULPS` units in the last place): ``atol``
+    does not hide a kernel that flushes a subnormal result to zero, and zero signs are checked only where
+    ``expected`` itself is zero (the sign of a value that merely rounds to zero, such as
+    ``tiny * -tiny``, depends on the precision of the intermediate steps: PyTorch's float32 gives ``+0.0``
+    for ``0 + tiny * -tiny`` in bfloat16).
     """
     actual = np.asarray(actual)
     expected = np.asarray(expected)
@@ -146,8 +153,13 @@ def compare(
             bad = _bad_complex(a.astype(np.complex128), w.astype(np.complex128), rtol, atol)
         else:
             bad = _bad(a.astype(np.float64), w.astype(np.float64), rtol, atol)
+        if subnormals and dtype is not None and dtype.is_floating_point and w.dtype.kind == "f" and not exact:
+            bad = _subnormals_kept(bad, a.astype(np.float64), w.astype(np.float64), dtype, rtol)
         if signed_zeros:
-            bad = bad | _zero_signs_differ(a, w)
+            signs = _zero_signs_differ(a, w)
+            if subnormals:  # the sign of a value that only rounds to zero depends on the intermediate precision
+                signs = signs & (np.asarray(expected) == 0)
+            bad = bad | signs
     bad = np.asarray(bad)
     if not bad.any():
         return None
@@ -197,6 +209,19 @@ def _zero_signs_differ(a, w):
 
 
 _F32_TINY = 2.0**-126
+#: The error allowed on a subnormal result, in units in the last place (at least; the op's ``rtol`` if wider):
+#: a subnormal has fewer significant bits, so one rounding of an intermediate product may cost one of them.
+SUBNORMAL_ULPS = 2.0
+
+
+def _subnormals_kept(bad, a, w, dtype, rtol):
+    """``bad`` with the subnormal expected values judged relatively: within ``rtol`` or :data:`SUBNORMAL_ULPS`."""
+    tiny = 2.0 ** _FORMATS[dtype.name][1]
+    with quiet():
+        subnormal = np.isfinite(w) & (w != 0) & (np.abs(w) < tiny)
+        allowed = np.maximum(rtol * np.abs(w), SUBNORMAL_ULPS * ulp(w, dtype))
+        far = ~(np.abs(a - w) <= allowed)  # a nan actual is far too
+    return np.where(subnormal, far, bad)
 
 
 def _bad_ulps(a, w, dtype, ulps):
@@ -275,6 +300,7 @@ def check_values(
     ulps: float | None = None,
     signed_zeros: bool = False,
     nonfinite_only: bool = False,
+    subnormals: bool = False,
 ) -> None:
     """Each output of ``result`` matches the corresponding expected value within the op's tolerance (or ``ulps``)."""
     outputs = _flatten(result)
@@ -295,6 +321,7 @@ def check_values(
                 ulps=ulps,
                 signed_zeros=signed_zeros,
                 nonfinite_only=nonfinite_only,
+                subnormals=subnormals,
             )
         else:
             bad = _compare_python(out, want, info, ctx)
@@ -405,6 +432,7 @@ def check_functional(ctx: Context, info: OpInfo, sample: SampleInput, first: boo
             ulps=sample.ulps,
             signed_zeros=sample.signed_zeros,
             nonfinite_only=sample.nonfinite_only,
+            subnormals=sample.subnormals,
         )
         if info.verify is not None and not sample.nonfinite_only:
             check_properties(info, sample, result)

@@ -149,7 +149,9 @@ def _encode(x):
     if isinstance(x, list):
         return [_encode(v) for v in x]
     if isinstance(x, float) and not math.isfinite(x):
-        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+        if math.isnan(x):
+            return "-nan" if math.copysign(1.0, x) < 0 else "nan"
+        return "inf" if x > 0 else "-inf"
     return x
 
 
@@ -191,6 +193,8 @@ def encode_sample(sample: SampleInput) -> dict:
         out["signed_zeros"] = True
     if sample.nonfinite_only:
         out["nonfinite_only"] = True
+    if sample.subnormals:
+        out["subnormals"] = True
     return out
 
 
@@ -224,6 +228,7 @@ def decode_sample(d: dict) -> SampleInput:
         d.get("ulps"),
         bool(d.get("signed_zeros", False)),
         bool(d.get("nonfinite_only", False)),
+        bool(d.get("subnormals", False)),
     )
 
 

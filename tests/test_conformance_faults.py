@@ -277,6 +277,44 @@ def _flush_f16(x):
     return np.where(np.abs(x) < np.finfo(np.float16).tiny, np.copysign(np.zeros_like(x), x), x)
 
 
+def _flush_wide(x):
+    """float32/float64 results below the normal range flushed to signed zero (FTZ; 16-bit ones kept)."""
+    if x.dtype not in (np.float32, np.float64):
+        return x
+    return np.where(np.abs(x) < np.finfo(x.dtype).tiny, np.copysign(np.zeros_like(x), x), x)
+
+
+def _inputs_flushed(kernel):
+    """Subnormal floating inputs read as signed zero (denormals-are-zero) before the kernel runs."""
+
+    def one(t):
+        if not isinstance(t, ow.Tensor) or t.dtype not in (F32, F64):
+            return t
+        x = np.array(native(t))
+        return wrap(np.where(np.abs(x) < np.finfo(x.dtype).tiny, np.copysign(np.zeros_like(x), x), x), t.dtype)
+
+    return lambda *args: kernel(*(one(a) for a in args))
+
+
+def _sign_from_signbit(kernel):
+    """``sign`` that reads the sign bit before testing for nan: ``sign(-nan)`` is -1 (``sign(nan)`` stays nan)."""
+
+    def faulty(a):
+        out = kernel(a)
+        if not out.dtype.is_floating_point:
+            return out
+        x = np.array(native(a))
+        return wrap(np.where(np.isnan(x) & np.signbit(x), -1, np.array(native(out))).astype(x.dtype), out.dtype)
+
+    return faulty
+
+
+def _abs_by_square(x):
+    """``|x|`` as ``sqrt(x * x)``: exact for ordinary values, inf at the largest finite value, 0 at subnormals."""
+    with np.errstate(all="ignore"):
+        return np.sqrt(x * x)
+
+
 def _remainder_numpy_sign(kernel):
     """remainder whose zero results take the divisor's sign (NumPy's rule; PyTorch keeps the dividend's)."""
     return _np(np.remainder, (F32, F64))(kernel)
@@ -402,6 +440,13 @@ FAULTS = {
         "prims::convert_element_type",
         "values",
     ),
+    # subnormals, the largest finite value and -nan (the special-value probe)
+    "log_ndtr_f16_flushes": ("prims::log_ndtr", _outputs(_flush_f16), "prims::log_ndtr,special_log_ndtr", "values"),
+    "i1_flushes": ("prims::bessel_i1", _outputs(_flush_wide), "prims::bessel_i1", "values"),
+    "mul_flushes": ("prims::mul", _outputs(_flush_wide), "prims::mul", "values"),
+    "log_daz": ("prims::log", _inputs_flushed, "prims::log", "values"),
+    "sign_negative_nan": ("prims::sign", _sign_from_signbit, "prims::sign,sign", "values"),
+    "abs_by_square": ("prims::abs", _np(_abs_by_square, (F32, F64)), "prims::abs", "values"),
     # clamped or wrapped indices
     "gather_clamps": ("prims::gather", T.clamps_indices(2), "prims::gather,gather", "errors"),
     "index_select_wraps": ("prims::index_select", T.clamps_indices(2, "wrap"), "prims::index_select", "errors"),

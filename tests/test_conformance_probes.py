@@ -170,3 +170,75 @@ def test_contiguous_strides_ignore_size_one_dims():
     checks.check_contiguous_outputs(ow.zeros(3, 4))
     with pytest.raises(checks.CheckFailure):
         checks.check_contiguous_outputs(ow.zeros(4, 3).t())
+
+
+@pytest.mark.parametrize("dtype", [ow.float16, ow.bfloat16, ow.float32, ow.float64])
+def test_special_values_hold_subnormals_the_largest_value_and_negative_nan(dtype):
+    info = ow.finfo(dtype)
+    values = probes._with_negative_nan(probes.special_values(dtype).astype(dtype.numpy)).astype(np.float64)
+    tiny, big = float(info.tiny), float(info.max)
+    smallest = tiny * float(info.eps)
+    assert smallest in values and -smallest in values
+    middle = values[(np.abs(values) > smallest) & (np.abs(values) < tiny)]
+    assert (middle > 0).any() and (middle < 0).any()  # a subnormal inside the range, both signs
+    assert big in values and -big in values
+    nans = values[np.isnan(values)]
+    assert nans.size == 2 and np.signbit(nans).tolist() == [False, True]  # nan and -nan
+    assert {np.inf, -np.inf, 1.0} <= set(values[np.isfinite(values) | np.isinf(values)].tolist())
+    assert big not in probes.special_values(dtype, with_max=False)
+
+
+def test_special_probe_reaches_log1p_and_igamma_and_marks_subnormals():
+    for name, dtype in (("prims::log1p", ow.float32), ("igamma", ow.float64), ("special_gammaincc", ow.bfloat16)):
+        info, samples = _samples(name, dtype)
+        probe = probes.special_samples(info, dtype, samples, np.random.default_rng(0))
+        assert len(probe) == 1 and probe[0].subnormals and probe[0].signed_zeros, name
+        held = np.concatenate([np.asarray(a.value, np.float64).reshape(-1) for a in probe[0].arrs()])
+        finite = held[np.isfinite(held) & (held != 0)]
+        assert (np.abs(finite) < float(ow.finfo(dtype).tiny)).any(), name
+
+
+def test_special_probe_leaves_out_the_largest_value_where_declared():
+    info, samples = _samples("lerp.Tensor", ow.float32)
+    (probe,) = probes.special_samples(info, ow.float32, samples, np.random.default_rng(0))
+    held = np.concatenate([np.asarray(a.value, np.float64).reshape(-1) for a in probe.arrs()])
+    assert float(np.finfo(np.float32).max) not in held and probes._matches("lerp.Tensor", probes.NO_MAX)
+
+
+def test_a_flushed_subnormal_result_fails_whatever_the_atol():
+    f32 = ow.float32
+    want = np.array([1e-40, -3e-42, 2.0, 0.0])
+    got = want.astype(np.float32)
+    assert checks.compare(got, want, f32, 1e-5, 1e-5, subnormals=True) is None
+    flushed = got.copy()
+    flushed[:2] = [0.0, -0.0]
+    assert checks.compare(flushed, want, f32, 1e-5, 1e-5) is None  # the op's atol hides it
+    bad = checks.compare(flushed, want, f32, 1e-5, 1e-5, subnormals=True)
+    assert bad["mismatched"] == 2
+    near = got.copy()
+    near[0] = np.nextafter(np.nextafter(got[0], np.float32(1)), np.float32(1))  # two subnormal ulps off: allowed
+    assert checks.compare(near, want, f32, 1e-5, 1e-5, subnormals=True) is None
+    near[0] = np.nextafter(near[0], np.float32(1))  # three: not
+    assert checks.compare(near, want, f32, 1e-5, 1e-5, subnormals=True)["mismatched"] == 1
+
+
+def test_zero_sign_of_a_value_that_merely_underflows_is_free_in_the_special_probe():
+    f64 = ow.float64
+    # 0 + 0.25 * -5e-324: exactly -1.2e-324, which rounds to -0.0 fused and to +0.0 with the product rounded first
+    exact = np.array([np.longdouble("-1.2e-324")])  # the lerp oracle computes in long double where it is wider
+    if exact[0] == 0:
+        pytest.skip("long double is no wider than double here")
+    assert checks.compare(np.array([0.0]), exact, f64, 0, 0, signed_zeros=True, subnormals=True) is None
+    # an exact zero keeps its sign checked
+    bad = checks.compare(np.array([0.0]), [-0.0], f64, 0, 0, signed_zeros=True, subnormals=True)
+    assert bad["mismatched"] == 1
+
+
+def test_negative_nan_survives_the_json_report():
+    from opweave_conformance.tensors import decode_sample, encode_sample
+
+    info, samples = _samples("prims::abs", ow.float64)
+    (probe,) = probes.special_samples(info, ow.float64, samples, np.random.default_rng(0))
+    back = decode_sample(encode_sample(probe))
+    a, b = probe.arrs()[0].value, back.arrs()[0].value
+    assert back.subnormals and np.array_equal(np.signbit(a), np.signbit(b)) and np.array_equal(np.isnan(a), np.isnan(b))

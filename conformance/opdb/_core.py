@@ -116,6 +116,7 @@ class SampleInput:
     ulps: float | None = None
     signed_zeros: bool = False  # zeros must match the oracle's sign (the special-value probes)
     nonfinite_only: bool = False  # only "non-finite where the oracle is" is checked (the linalg nan/inf probes)
+    subnormals: bool = False  # subnormal expected values are checked in ulps of the result, not hidden by atol
 
     def arrs(self) -> list[Arr]:
         """Every :class:`Arr` of the sample, in argument order."""

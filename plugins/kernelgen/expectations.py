@@ -12,8 +12,6 @@ _COMPLEX_SPECIALS = (
     "pow.Tensor_Scalar pow.Tensor_Tensor prims::acos prims::acosh prims::asin prims::asinh prims::atan prims::atanh "
     "prims::cos prims::cosh prims::exp prims::pow prims::sigmoid prims::sin prims::sinh prims::tan prims::tanh"
 ).split()
-#: Loses all digits of small results (``1 - igamma`` cancels): found by the 16-bit precision probe.
-_IGAMMAC = ("igammac", "prims::igammac", "special_gammaincc")
 
 
 def conformance_expectations(backend) -> dict:
@@ -27,7 +25,4 @@ def conformance_expectations(backend) -> dict:
     reason = "complex results at inf/nan do not follow C99 Annex G (special-value probe)"
     for op in _COMPLEX_SPECIALS:
         xfail.setdefault(op, {"reason": reason, "dtypes": ["complex64", "complex128"]})
-    reason = "igammac loses the digits of results below ~1e-15 (1 - igamma cancels): 16-bit precision probe"
-    for op in _IGAMMAC:
-        xfail.setdefault(op, {"reason": reason, "dtypes": ["bfloat16"]})
     return {"tolerances": {}, "xfail": xfail, "skip_dtypes": skip}

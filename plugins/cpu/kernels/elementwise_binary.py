@@ -82,14 +82,39 @@ def _igamma_cases(a, x, values):
     return conds, values
 
 
+#: Below this ``a`` SciPy's ``gammainc``/``gammaincc`` lose the result (``gammainc(5e-324, 1)`` is 0, ``gammaincc``
+#: of it negative); and below this ``x`` SciPy's ``gammainc`` flushes the float64 subnormal ``x**a / Gamma(a + 1)``.
+_TINY = 1e-20
+
+
+def _regularised_gamma(a, x, lower: bool):
+    """SciPy's ``P(a, x)`` (``lower``) or ``Q(a, x)``, with the leading terms where SciPy loses them.
+
+    Tiny ``a``: ``Q = a E1(x)`` (``Gamma(a, x) -> E1(x)``, ``Gamma(a) ~ 1 / a``; the next term is ``O(a**2)``)
+    and ``P = 1 - Q``. Tiny ``x``: ``P = x**a / Gamma(a + 1)`` (the next term is ``O(x)``), computed through
+    its logarithm so that a subnormal result keeps its digits.
+    """
+    with np.errstate(all="ignore"):
+        wide_a, wide_x = a.astype(np.float64), x.astype(np.float64)
+        small_a = (wide_a > 0) & (wide_a < _TINY) & (wide_x > 0) & np.isfinite(wide_x)
+        small_x = (wide_x > 0) & (wide_x < _TINY) & (wide_a >= _TINY) & np.isfinite(wide_a)
+        q_small_a = wide_a * sp.exp1(np.where(small_a, wide_x, 1.0))
+        p_small_x = np.exp(wide_a * np.log(np.where(small_x, wide_x, 1.0)) - sp.gammaln(wide_a + 1))
+        if lower:
+            values = np.where(small_a, 1 - q_small_a, np.where(small_x, p_small_x, sp.gammainc(a, x)))
+        else:
+            values = np.where(small_a, q_small_a, np.where(small_x, 1 - p_small_x, sp.gammaincc(a, x)))
+    return values.astype(np.result_type(a, x))
+
+
 def _igamma(a, x):
     conds, values = _igamma_cases(a, x, [np.nan, 1, np.nan, 0, np.nan, 0, 1])
-    return np.select(conds, values, sp.gammainc(a, x))
+    return np.select(conds, values, _regularised_gamma(a, x, True))
 
 
 def _igammac(a, x):
     conds, values = _igamma_cases(a, x, [np.nan, 0, np.nan, 1, np.nan, 1, 0])
-    return np.select(conds, values, sp.gammaincc(a, x))
+    return np.select(conds, values, _regularised_gamma(a, x, False))
 
 
 def _shift_left(a, b):

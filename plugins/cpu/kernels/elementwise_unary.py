@@ -37,9 +37,75 @@ def _log1p(x):
     return out
 
 
+#: Below this magnitude the Bessel and gamma functions are their leading term to the last bit (the next term
+#: is smaller by a factor of about ``x``), which SciPy's kernels lose where ``1 / x`` or ``x / 2`` leaves float64.
+_TINY_ARGUMENT = 1e-20
+_EULER = 0.57721566490153286061
+
+
+def _tiny(x):
+    """Where ``x`` is nonzero and below :data:`_TINY_ARGUMENT` in magnitude."""
+    return (x != 0) & (np.abs(x) < _TINY_ARGUMENT)
+
+
 def _lgamma(x):
-    """``log|gamma(x)|``; +inf at -inf as in PyTorch (SciPy's ``gammaln`` gives -inf there)."""
-    return np.where(x == -np.inf, np.inf, sp.gammaln(x)).astype(x.dtype)
+    """``log|gamma(x)|``; +inf at -inf as in PyTorch (SciPy's ``gammaln`` gives -inf there).
+
+    Near zero it is ``-log|x|`` (SciPy's ``gammaln`` overflows at float64 subnormals: ``gammaln(5e-324)``
+    is inf, PyTorch gives 744.44).
+    """
+    with np.errstate(divide="ignore"):
+        near_zero = -np.log(np.abs(np.where(_tiny(x), x, 1)))
+    return np.where(x == -np.inf, np.inf, np.where(_tiny(x), near_zero, sp.gammaln(x))).astype(x.dtype)
+
+
+#: Below ``-37.5`` SciPy's ``ndtr`` (and above 37.5 ``log_ndtr``, ``-ndtr(-x)`` there) flushes its float64
+#: subnormal results to zero: ``ndtr(-38)`` is 2.9e-316.
+_NDTR_UNDERFLOW = 37.0
+
+
+def _lower_tail(x):
+    """``ndtr(-|x|) = erfcx(|x| / sqrt 2) exp(-x**2 / 2) / 2``: subnormal values keep their digits."""
+    a = np.abs(x).astype(np.float64)
+    with np.errstate(all="ignore"):
+        return 0.5 * sp.erfcx(a / math.sqrt(2)) * np.exp(-0.5 * a * a)
+
+
+def _ndtr(x):
+    far = (x < -_NDTR_UNDERFLOW) & np.isfinite(x)
+    return np.where(far, _lower_tail(np.where(far, x, 0)), sp.ndtr(x)).astype(x.dtype)
+
+
+def _log_ndtr(x):
+    far = (x > _NDTR_UNDERFLOW) & np.isfinite(x)  # log1p(-t) = -t to the last bit for t below 1e-300
+    return np.where(far, -_lower_tail(np.where(far, x, 0)), sp.log_ndtr(x)).astype(x.dtype)
+
+
+def _small_leading_term(fn, leading, positive: bool = False):
+    """``fn`` with ``leading(x)`` where ``x`` is tiny (:func:`_tiny`; and positive, if ``positive``)."""
+
+    def kernel(x):
+        small = _tiny(x) & (x > 0) if positive else _tiny(x)
+        with np.errstate(all="ignore"):
+            near_zero = leading(np.where(small, x, 1).astype(x.dtype))
+        return np.where(small, near_zero, fn(x)).astype(x.dtype)
+
+    return kernel
+
+
+def _k0_near_zero(x):
+    """``K0(x) = -log(x / 2) - euler`` for tiny ``x``, without forming ``x / 2`` (it underflows at 5e-324)."""
+    return (math.log(2) - _EULER) - np.log(x)
+
+
+def _reciprocal_near_zero(x):
+    """``K1(x) = 1 / x`` for tiny ``x`` (inf where it overflows, as the function does)."""
+    return np.divide(np.ones((), x.dtype), x)
+
+
+def _half(x):
+    """``J1(x) = I1(x) = x / 2`` for tiny ``x`` (SciPy's ``j1`` loses the last bits of subnormal results)."""
+    return x * np.asarray(0.5, x.dtype)
 
 
 def _nan_at_inf(fn):
@@ -126,20 +192,20 @@ FUNCTIONS = {
     "lgamma": _lgamma,
     "digamma": sp.psi,  # -inf at +0, +inf at -0, nan at negative integers: PyTorch's convention
     "ndtri": sp.ndtri,
-    "ndtr": sp.ndtr,
-    "log_ndtr": sp.log_ndtr,
+    "ndtr": _ndtr,
+    "log_ndtr": _log_ndtr,
     "bessel_i0": _nan_at_inf(sp.i0),
     "bessel_i0e": sp.i0e,
     "bessel_i1": _nan_at_inf(sp.i1),
     "bessel_i1e": sp.i1e,
     "bessel_j0": _nan_at_inf(sp.j0),
-    "bessel_j1": _nan_at_inf(sp.j1),
+    "bessel_j1": _small_leading_term(_nan_at_inf(sp.j1), _half),
     "bessel_y0": _nan_at_inf(sp.y0),
     "bessel_y1": _nan_at_inf(sp.y1),
-    "modified_bessel_k0": sp.k0,
-    "modified_bessel_k1": sp.k1,
-    "scaled_modified_bessel_k0": sp.k0e,
-    "scaled_modified_bessel_k1": sp.k1e,
+    "modified_bessel_k0": _small_leading_term(sp.k0, _k0_near_zero, True),
+    "modified_bessel_k1": _small_leading_term(sp.k1, _reciprocal_near_zero, True),
+    "scaled_modified_bessel_k0": _small_leading_term(sp.k0e, _k0_near_zero, True),
+    "scaled_modified_bessel_k1": _small_leading_term(sp.k1e, _reciprocal_near_zero, True),
     "spherical_bessel_j0": _spherical_bessel_j0,
     "airy_ai": _nan_at_inf(lambda x: sp.airy(x)[0]),
     "entr": sp.entr,
@@ -210,7 +276,7 @@ def mvlgamma(self, p):
     if not np.all(x > (p - 1) / 2):
         raise ValueError("prims::mvlgamma: all elements must be greater than (p-1)/2")
     with np.errstate(all="ignore"):
-        r = sum(sp.gammaln(x - np.asarray(j / 2, x.dtype)) for j in range(p))
+        r = sum(_lgamma(x - np.asarray(j / 2, x.dtype)) for j in range(p))
         r = r + np.asarray(p * (p - 1) / 4 * math.log(math.pi), x.dtype)
     return result(r, self.dtype)
 

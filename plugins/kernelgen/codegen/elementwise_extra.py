@@ -30,7 +30,9 @@ inline $T ow_min($T a, $T b) { return (isnan(a) || isnan(b)) ? a + b : (a < b ? 
 inline $T ow_clamp($T x, $T lo, $T hi) { return ow_min(ow_max(x, lo), hi); }
 inline $T ow_lerp($T s, $T e, $T w) {
     $T d = e - s;
-    return fabs(w) < ($T)0.5 ? s + w * d : e - d * (($T)1 - w);
+    /* the product in its own statement: C contracts a * b + c into fma only within one expression */
+    $T p = fabs(w) < ($T)0.5 ? w * d : d * (($T)1 - w);
+    return fabs(w) < ($T)0.5 ? s + p : e - p;
 }
 inline $T ow_sinc($T x) {
     if (x == 0) return ($T)1;

@@ -229,6 +229,24 @@ _IGAMMA = """
     return sum * exp(ow_igam_logfac(a, x)) / a;
 }
 
+/* Q(a, x) by its own series for x <= 1.1 where P is near 1 (Cephes' igamc_series): 1 - P would cancel */
+@FN@ double ow_igamc_series(double a, double x) {
+    double fac = 1.0, sum = 0.0;
+    for (int n = 1; n < 1000; ++n) {
+        fac *= -x / n;
+        double term = fac / (a + n);
+        sum += term;
+        if (fabs(term) <= OW_EPS * fabs(sum)) break;
+    }
+    double l = log(x);
+    if (a < 1e-20) return a * (-(l + OW_EULER) - sum);  /* a E1(x) + O(a^2): one rounding keeps subnormal digits */
+    /* lgamma(1 + a) = -euler a + zeta(2)/2 a^2 - zeta(3)/3 a^3 + ...; x^a / Gamma(a) = a x^a / Gamma(1 + a) */
+    double lg1p = (a < 1e-5) ? a * (-OW_EULER + a * (0.82246703342411321824 - a * 0.40068563438653142847))
+                             : lgamma(1.0 + a);
+    double y = a * l - lg1p;
+    return -expm1(y) - a * exp(y) * sum;
+}
+
 /* Q(a, x) by Lentz's continued fraction (x > 1 and x > a) */
 @FN@ double ow_igamc_fraction(double a, double x) {
     double b = x + 1.0 - a, c = 1.0 / OW_TINY, d = 1.0 / b, h = d;
@@ -263,6 +281,10 @@ _IGAMMA = """
         double z = eta * sqrt(0.5 * a);
         return upper ? 0.5 * erfc(z) + r : 0.5 * erfc(-z) - r;
     }
+    if (x <= 1.1 && a < ((x <= 0.5) ? -0.4 / log(x) : 1.1 * x)) {
+        double q = ow_igamc_series(a, x);
+        return upper ? q : 1.0 - q;
+    }
     if (x <= 1.0 || x <= a) {
         double p = ow_igam_series(a, x);
         return upper ? 1.0 - p : p;
@@ -288,7 +310,7 @@ _BESSEL = """
     double cs, sn;  /* cos and sin of x - (nu / 2 + 1 / 4) pi */
     if (nu == 0.0) { cs = (c + s) / OW_SQRT2; sn = (s - c) / OW_SQRT2; }
     else { cs = (s - c) / OW_SQRT2; sn = -(s + c) / OW_SQRT2; }
-    double r = sqrt(2.0 / (OW_PI * x));
+    double r = sqrt(2.0 / OW_PI) / sqrt(x);  /* pi x overflows at DBL_MAX */
     *j = r * (p * cs - q * sn);
     *y = r * (p * sn + q * cs);
 }
@@ -307,7 +329,7 @@ _BESSEL = """
         sy1 += (2.0 * (h - OW_EULER) + 1.0 / (k + 1)) * t1;
         if (fabs(t0) < 1e-18) break;
     }
-    double l = log(0.5 * x);
+    double l = log(x) - 0.69314718055994530942;  /* log(0.5 * x) is -inf at 5e-324 */
     *j0 = sj0;
     *j1 = 0.5 * x * sj1;
     *y0 = 2.0 / OW_PI * ((l + OW_EULER) * sj0 - sy0);
@@ -378,7 +400,7 @@ _BESSEL = """
 
 /* exp(-x) I_nu(x), nu = 0 or 1, x >= 0 */
 @FN@ double ow_bessel_ie(double nu, double x) {
-    if (x > 30.0) return ow_bessel_large(nu, x, 1) / sqrt(2.0 * OW_PI * x);
+    if (x > 30.0) return ow_bessel_large(nu, x, 1) / (sqrt(2.0 * OW_PI) * sqrt(x));  /* 2 pi x overflows at DBL_MAX */
     double z = 0.25 * x * x, t = (nu == 0.0) ? 1.0 : 0.5 * x, s = t;
     for (int k = 1; k < 200; ++k) {
         t *= z / (k * (k + nu));
@@ -395,6 +417,11 @@ _BESSEL = """
     double nu = (kind >= 2) ? 1.0 : 0.0;
     if (isinf(x)) return scaled ? copysign(0.0, nu == 0.0 ? 1.0 : x) : NAN;
     double a = fabs(x), v = ow_bessel_ie(nu, a);
+    if (nu == 1.0 && !scaled && a < 0x1p-126) {
+        /* I1(x) = x/2 (1 + x^2/8 + ...) is just above x/2: x/2 rounded up (by at most 2 ulps of double), so that a
+           float32 or float64-subnormal result that is a tie of x/2 rounds away from zero as the exact value does */
+        v = a * (0.5 + 0x1p-53);
+    }
     if (!scaled) {
         double e = exp(0.5 * a);
         v = (v * e) * e;
@@ -406,7 +433,7 @@ _BESSEL = """
    is analytic for |Im t| < pi/2, where it grows at most like exp(x): a step h = pi^2 / (x + 42) keeps the error
    near exp(-42). cosh(kh) - 1 and cosh(nu kh) come from their three-term recurrences (one exp a point). */
 @FN@ double ow_bessel_ke_integral(double nu, double x) {
-    if (x > 30.0) return ow_bessel_large(nu, x, 0) * sqrt(OW_PI / (2.0 * x));
+    if (x > 30.0) return ow_bessel_large(nu, x, 0) * (sqrt(0.5 * OW_PI) / sqrt(x));  /* 2 x overflows at DBL_MAX */
     double h = OW_PI * OW_PI / (x + 42.0);
     double sh = sinh(0.5 * h), cm1 = 2.0 * sh * sh;  /* cosh(h) - 1 */
     double shn = sinh(0.5 * nu * h), cn = 1.0 + 2.0 * shn * shn;  /* cosh(nu h) */
@@ -424,7 +451,7 @@ _BESSEL = """
 
 /* K_nu(x) for 0 < x <= 2 by its power series (nu = 0 or 1) */
 @FN@ double ow_bessel_k_series(double nu, double x) {
-    double z = 0.25 * x * x, l = log(0.5 * x);
+    double z = 0.25 * x * x, l = log(x) - 0.69314718055994530942;  /* log(0.5 * x) is -inf at 5e-324 */
     if (nu == 0.0) {
         double t = 1.0, i0 = 1.0, s = 0.0, h = 0.0;
         for (int k = 1; k < 60; ++k) {

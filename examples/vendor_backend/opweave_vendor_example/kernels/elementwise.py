@@ -18,6 +18,7 @@ from opweave.prims.elementwise_polynomial import POLYNOMIALS
 from opweave.prims.elementwise_unary import UNARY
 
 from .._backend import kernel, opmath
+from . import _near_zero as nz
 
 
 def _int(x) -> bool:
@@ -63,13 +64,15 @@ UNARY_FNS = {
     "sigmoid": _complex_or(sp.expit, lambda z: 1 / (1 + np.exp(-z))),
     "erf": sp.erf, "erfc": sp.erfc, "erfcx": sp.erfcx,
     "erf_inv": lambda x: np.where(x == 0, x, sp.erfinv(x)),  # -0.0 kept, as PyTorch
-    "lgamma": lambda x: np.where(x == -np.inf, np.inf, sp.gammaln(x)),  # PyTorch: +inf at -inf
-    "digamma": sp.psi, "ndtri": sp.ndtri, "ndtr": sp.ndtr, "log_ndtr": sp.log_ndtr,
+    "lgamma": nz.lgamma,  # PyTorch: +inf at -inf
+    "digamma": sp.psi, "ndtri": sp.ndtri, "ndtr": nz.ndtr, "log_ndtr": nz.log_ndtr,
     "bessel_i0": _nan_at_inf(sp.i0), "bessel_i0e": sp.i0e, "bessel_i1": _nan_at_inf(sp.i1), "bessel_i1e": sp.i1e,
-    "bessel_j0": _nan_at_inf(sp.j0), "bessel_j1": _nan_at_inf(sp.j1),
+    "bessel_j0": _nan_at_inf(sp.j0), "bessel_j1": nz.with_leading_term(_nan_at_inf(sp.j1), nz.half),
     "bessel_y0": _nan_at_inf(sp.y0), "bessel_y1": _nan_at_inf(sp.y1),
-    "modified_bessel_k0": sp.k0, "modified_bessel_k1": sp.k1,
-    "scaled_modified_bessel_k0": sp.k0e, "scaled_modified_bessel_k1": sp.k1e,
+    "modified_bessel_k0": nz.with_leading_term(sp.k0, nz.k0_near_zero, True),
+    "modified_bessel_k1": nz.with_leading_term(sp.k1, nz.reciprocal, True),
+    "scaled_modified_bessel_k0": nz.with_leading_term(sp.k0e, nz.k0_near_zero, True),
+    "scaled_modified_bessel_k1": nz.with_leading_term(sp.k1e, nz.reciprocal, True),
     "spherical_bessel_j0": lambda x: np.where(np.isinf(x), 0, np.where(x == 0, 1, np.sin(x) / np.where(x == 0, 1, x))),
     "airy_ai": _nan_at_inf(lambda x: sp.airy(x)[0]),
     "entr": sp.entr,
@@ -167,8 +170,8 @@ BINARY_FNS = {
     "logaddexp": np.logaddexp, "logaddexp2": np.logaddexp2,
     "xlogy": _xlogy(np.log), "xlog1py": _xlogy(np.log1p),
     "zeta": lambda x, q: sp.zeta(x.astype(np.float64), q.astype(np.float64)),
-    "igamma": _igamma(sp.gammainc, [np.nan, 1, np.nan, 0, np.nan, 0, 1]),
-    "igammac": _igamma(sp.gammaincc, [np.nan, 0, np.nan, 1, np.nan, 1, 0]),
+    "igamma": _igamma(lambda a, x: nz.regularised_gamma(a, x, True), [np.nan, 1, np.nan, 0, np.nan, 0, 1]),
+    "igammac": _igamma(lambda a, x: nz.regularised_gamma(a, x, False), [np.nan, 0, np.nan, 1, np.nan, 1, 0]),
     "gcd": np.gcd, "lcm": np.lcm,
     "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
     "shift_left": _shift(np.left_shift, np.zeros_like),
@@ -347,7 +350,7 @@ def mvlgamma(x, p):
     """Multivariate log-gamma; ValueError unless every element exceeds ``(p - 1) / 2``."""
     if not np.all(x > (p - 1) / 2):
         raise ValueError("prims::mvlgamma: all elements must be greater than (p-1)/2")
-    terms = sum(sp.gammaln(x - x.dtype.type(j / 2)) for j in range(p))
+    terms = sum(nz.lgamma(x - x.dtype.type(j / 2)) for j in range(p))
     return terms + x.dtype.type(p * (p - 1) / 4 * math.log(math.pi))
 
 
