@@ -150,12 +150,13 @@ def _host_values(t, summarize: bool) -> np.ndarray:
     if summarize:
         array = _summarized(array)
     dt = t.dtype
-    if dt.is_complex:
-        return array.astype(np.complex128)
-    if dt.is_floating_point:
-        if dt.is_float8:  # PyTorch prints float8 through float16
-            array = array.astype(np.float16)
-        return array.astype(np.float64)
+    with np.errstate(invalid="ignore"):  # a signalling nan widens to a quiet one, printed as nan without a warning
+        if dt.is_complex:
+            return array.astype(np.complex128)
+        if dt.is_floating_point:
+            if dt.is_float8:  # PyTorch prints float8 through float16
+                array = array.astype(np.float16)
+            return array.astype(np.float64)
     return array
 
 

@@ -10,6 +10,7 @@ data.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import opweave
@@ -1309,3 +1310,16 @@ def test_integer_values_read_back_exactly(data, shape, dtype):
     assert np.array_equal(_read_back(text), values)
     lines = text.split("\n")
     assert all(len(line) <= 80 for line in lines[:-1])
+
+
+SIGNALLING_NANS = [(np.float32, 0x7F800001), (np.float64, 0x7FF0000000000001), (np.float16, 0x7C01)]
+
+
+@pytest.mark.parametrize(("dtype", "bits"), SIGNALLING_NANS)
+def test_signalling_nan_prints_as_nan_without_a_numpy_warning(dtype, bits):
+    raw = np.array([bits, 0], dtype=f"u{np.dtype(dtype).itemsize}").view(dtype)
+    for t in (opweave.from_numpy(raw), opweave.from_numpy(raw).to(opweave.complex64)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            text = repr(t)
+        assert "nan" in text
