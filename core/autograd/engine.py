@@ -11,10 +11,13 @@ from __future__ import annotations
 import heapq
 import threading
 
+from .._state import local
 from .._tensor import Tensor
-from .grad_mode import set_grad_enabled
-from .graph import AccumulateGrad, gradient_edge, requires_grad
+from .grad_mode import AUTOGRAD_BIT, set_grad_enabled
+from .grad_mode import _set as _set_grad_mode
+from .graph import AccumulateGrad, canonical_ops, gradient_edge, requires_grad
 
+_STATE = local()
 _running = threading.local()  # .callbacks: one list per backward pass running on this thread, innermost last
 
 
@@ -62,8 +65,7 @@ def _as_tuple(x) -> tuple:
 
 
 def _make_grads(outputs: tuple, grad_outputs, create_graph: bool) -> list:
-    from .. import ops
-
+    c = canonical_ops()
     grads = list(_as_tuple(grad_outputs)) if grad_outputs is not None else [None] * len(outputs)
     if len(grads) != len(outputs):
         raise RuntimeError(f"Mismatch in number of gradients: expected {len(outputs)} but got {len(grads)}")
@@ -74,9 +76,15 @@ def _make_grads(outputs: tuple, grad_outputs, create_graph: bool) -> list:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if not out.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {out.dtype}")
-            g = ops.canonical.ones_like(out)
+            state = _STATE
+            excluded = state.excluded
+            state.excluded = excluded | AUTOGRAD_BIT  # the seed records nothing: skip the Autograd layer
+            try:
+                g = c.ones_like(out)
+            finally:
+                state.excluded = excluded
         elif not isinstance(g, Tensor):
-            g = ops.canonical.full_like(out, g)
+            g = c.full_like(out, g)
         else:
             if tuple(g.shape) != tuple(out.shape):
                 raise RuntimeError(
@@ -156,29 +164,33 @@ def _add(a, b):
         return b
     if b is None:
         return a
-    from .. import ops
-
-    return ops.canonical.add(a, b)
+    return canonical_ops().add(a, b)
 
 
 def _run_graph(root_edges, root_grads, retain_graph: bool, create_graph: bool, capture=None, accumulate=True):
     """Run backward from ``root_edges``; ``capture``: {edge: slot} whose gradients are returned instead."""
     buffers: dict = {}
     for (node, nr), g in zip(root_edges, root_grads):
-        buf = buffers.setdefault(node, [None] * max(node.num_outputs, 1))
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * (node.num_outputs or 1)
         buf[nr] = _add(buf[nr], g)
     roots = list(buffers)
     targets = None
     if capture is not None:
         targets = {node for node, _ in capture}
     deps, needed = _collect(roots, targets)
-    captured = {}
+    captured: dict = {}
     ready = [(-n.sequence_nr, id(n), n) for n in roots if deps.get(n, 0) == 0]
     heapq.heapify(ready)
-    with set_grad_enabled(create_graph):
+    pop, push = heapq.heappop, heapq.heappush
+    state = _STATE
+    saved_mode = state.grad_enabled
+    _set_grad_mode(create_graph)
+    try:
         while ready:
-            _, _, node = heapq.heappop(ready)
-            grads = buffers.pop(node, None) or [None] * max(node.num_outputs, 1)
+            node = pop(ready)[2]
+            grads = buffers.pop(node, None) or [None] * (node.num_outputs or 1)
             if node._tensor_pre_hooks:
                 for nr, hooks in list(node._tensor_pre_hooks.items()):
                     if grads[nr] is not None:
@@ -198,8 +210,7 @@ def _run_graph(root_edges, root_grads, retain_graph: bool, create_graph: bool, c
                     slot = capture.get((node, nr))
                     if slot is not None:
                         captured[slot] = _add(captured.get(slot), grads[nr])
-            run = (needed is None or node in needed) and not (isinstance(node, AccumulateGrad) and not accumulate)
-            if run:
+            if (needed is None or node in needed) and (accumulate or not isinstance(node, AccumulateGrad)):
                 if node._pre_hooks:
                     for fn in list(node._pre_hooks.values()):
                         new = fn(tuple(grads))
@@ -215,17 +226,29 @@ def _run_graph(root_edges, root_grads, retain_graph: bool, create_graph: bool, c
                     node.release()
             else:
                 inputs_grads = ()
-            for (nxt, nr), g in zip(node.next_functions, inputs_grads):
+            edges = node.next_functions
+            if not edges:
+                continue
+            for (nxt, nr), g in zip(edges, inputs_grads):
                 if nxt is None or g is None:
                     continue
-                buf = buffers.setdefault(nxt, [None] * max(nxt.num_outputs, 1))
-                buf[nr] = _add(buf[nr], g)
-            for nxt, _ in node.next_functions:
+                buf = buffers.get(nxt)
+                if buf is None:
+                    if nxt.num_outputs <= 1:
+                        buffers[nxt] = [g]
+                        continue
+                    buf = buffers[nxt] = [None] * nxt.num_outputs
+                old = buf[nr]
+                buf[nr] = g if old is None else _add(old, g)
+            for nxt, _ in edges:
                 if nxt is None:
                     continue
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
-                    heapq.heappush(ready, (-nxt.sequence_nr, id(nxt), nxt))
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
+                    push(ready, (-nxt.sequence_nr, id(nxt), nxt))
+    finally:
+        _set_grad_mode(saved_mode)
     return captured
 
 

@@ -24,6 +24,16 @@ FREED_MESSAGE = (
 )
 
 _sequence = itertools.count()
+_CANONICAL: list = []
+
+
+def canonical_ops():
+    """``opweave.ops.canonical`` (looked up once: the hot paths of backward call it per node)."""
+    if not _CANONICAL:
+        from .. import ops
+
+        _CANONICAL.append(ops.canonical)
+    return _CANONICAL[0]
 
 
 class AutogradMeta:
@@ -208,9 +218,7 @@ class AccumulateGrad(Node):
             if ag.grad is None:
                 ag.grad = grad
             else:
-                from .. import ops
-
-                ag.grad = ops.canonical.add(ag.grad, grad)
+                ag.grad = canonical_ops().add(ag.grad, grad)
         if ag.post_accumulate_hooks:
             for fn in list(ag.post_accumulate_hooks.values()):
                 fn(leaf)

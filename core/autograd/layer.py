@@ -20,7 +20,7 @@ from .._state import local
 from .._tensor import Tensor
 from ..library import core_library
 from .grad_mode import AUTOGRAD_BIT
-from .graph import FREED_MESSAGE, Node, SavedTensor, gradient_edge, requires_grad, set_history
+from .graph import FREED_MESSAGE, Node, SavedTensor, _sequence, gradient_edge, requires_grad, set_history
 
 _BELOW = ~_keys.layers_at_and_above(_keys.Layer.Autograd)
 _STATE = local()
@@ -80,19 +80,17 @@ class FormulaContext:
 
     def __init__(self, op, args: tuple, save, save_out: bool, outputs: tuple, needs: tuple, metas=None):
         self.op = op
-        if callable(save):
+        if save is not None and callable(save):
             save = save(needs)
         name = _NODE_NAMES.get(op) or _node_name(op)
-        strides = op.name in STRIDED_METAS
-        saved = []
+        saved = list(args)
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
                 if save is None or i in save:
-                    a = SavedTensor(a, name, i)
+                    saved[i] = SavedTensor(a, name, i)
                 else:
                     m = metas[i] if metas is not None else None
-                    a = m if m is not None else TensorMeta(a, strides)
-            saved.append(a)
+                    saved[i] = m if m is not None else TensorMeta(a, op.name in STRIDED_METAS)
         self._args = saved
         if save_out:
             self._outputs = tuple(SavedTensor(o, name, i) for i, o in enumerate(outputs))
@@ -125,10 +123,14 @@ class FormulaContext:
         return tuple(o if isinstance(o, TensorMeta) else TensorMeta(o.tensor) for o in self._outputs)
 
     def release(self) -> None:
-        """Drop the saved tensors (after a backward without retain_graph)."""
+        """Drop the saved tensors (after a backward without retain_graph); the outputs' metadata stays."""
         self.released = True
-        self._args = [TensorMeta(a.tensor) if isinstance(a, SavedTensor) else a for a in self._args]
-        self._outputs = tuple(TensorMeta(o.tensor) if isinstance(o, SavedTensor) else o for o in self._outputs)
+        self._args = ()
+        outputs = self._outputs
+        for o in outputs:
+            if isinstance(o, SavedTensor):
+                self._outputs = tuple(TensorMeta(o.tensor) if isinstance(o, SavedTensor) else o for o in outputs)
+                break
 
 
 def _node_name(op) -> str:
@@ -156,7 +158,9 @@ class FormulaNode(Node):
         materialize: bool = True,
         differentiable: tuple | None = None,
     ):
-        super().__init__(_node_name(op), edges, len(ctx._outputs))
+        # Node.__init__ inlined (one node per recorded op)
+        self._name, self.next_functions, self.num_outputs = _node_name(op), edges, len(ctx._outputs)
+        self.sequence_nr = next(_sequence)
         self.op, self.formula, self.ctx, self.positions, self.input_metas = op, formula, ctx, positions, metas
         if differentiable is None:
             differentiable = tuple(is_differentiable_dtype(m.dtype) for m in ctx.output_metas())
@@ -167,21 +171,28 @@ class FormulaNode(Node):
         if self.ctx.released:
             raise RuntimeError(FREED_MESSAGE)
         grads = list(grad_outputs)
-        if self.materialize and any(g is None for g in grads):  # identity: ``in`` would compare tensors
-            from .. import ops
-
-            metas = self.ctx.output_metas()
-            for i, (g, m, diff) in enumerate(zip(grads, metas, self.differentiable_outputs)):
-                if g is None and diff:
-                    grads[i] = ops.canonical.zeros(list(m.shape), dtype=m.dtype, device=m.device)
+        if self.materialize:
+            for g in grads:
+                if g is None:  # identity: ``in`` would compare tensors
+                    self._materialize(grads)
+                    break
         result = self.formula(self.ctx, grads[0] if len(grads) == 1 else grads)
         if not isinstance(result, (tuple, list)):
             result = (result,)
+        n = len(result)
         out = []
-        for (edge, meta), position in zip(zip(self.next_functions, self.input_metas), self.positions):
-            g = result[position] if position < len(result) else None
-            out.append(None if edge[0] is None or g is None else fit_gradient(g, meta))
+        for (node, _), meta, position in zip(self.next_functions, self.input_metas, self.positions):
+            g = result[position] if position < n else None
+            out.append(None if node is None or g is None else fit_gradient(g, meta))
         return tuple(out)
+
+    def _materialize(self, grads: list) -> None:
+        from .. import ops
+
+        metas = self.ctx.output_metas()
+        for i, (g, m, diff) in enumerate(zip(grads, metas, self.differentiable_outputs)):
+            if g is None and diff:
+                grads[i] = ops.canonical.zeros(list(m.shape), dtype=m.dtype, device=m.device)
 
     def release(self) -> None:
         self.ctx.release()

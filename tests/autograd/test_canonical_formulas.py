@@ -263,6 +263,14 @@ def _elu_derivative(x, alpha=1.5, scale=1.2, input_scale=0.7):
     return np.where(x <= 0, input_scale * alpha * scale * np.exp(x * input_scale), scale)
 
 
+def _mish_derivative(x):
+    softplus = np.log1p(np.exp(x))
+    t = np.tanh(softplus)
+    return t + x * special.expit(x) * (1 - t * t)
+
+
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
 # name: (call, derivative, node name)
 ACTIVATIONS = {
     "gelu": (F.gelu, lambda x: special.ndtr(x) + x * np.exp(-x * x / 2) / math.sqrt(2 * math.pi), "GeluBackward0"),
@@ -279,6 +287,20 @@ ACTIVATIONS = {
     "clamp": (lambda x: x.clamp(-0.5, 1.0), lambda x: ((x >= -0.5) & (x <= 1.0)).astype(float), "ClampBackward1"),
     "clamp_min": (lambda x: x.clamp(min=0.25), lambda x: (x >= 0.25).astype(float), None),
     "clamp_max": (lambda x: C.clamp_max(x, 0.25), lambda x: (x <= 0.25).astype(float), "ClampMaxBackward0"),
+    "relu6": (lambda x: F.relu6(x * 3), lambda x: 3.0 * ((x * 3 > 0) & (x * 3 < 6)), "HardtanhBackward0"),
+    "hardsigmoid": (
+        lambda x: F.hardsigmoid(x * 2),
+        lambda x: np.where(np.abs(x * 2) < 3, 2 / 6, 0.0),
+        "HardsigmoidBackward0",
+    ),
+    "hardswish": (
+        lambda x: F.hardswish(x * 2),
+        lambda x: 2 * np.where(x * 2 <= -3, 0.0, np.where(x * 2 < 3, 2 * x / 3 + 0.5, 1.0)),
+        "HardswishBackward0",
+    ),
+    "logsigmoid": (F.logsigmoid, lambda x: 1 / (1 + np.exp(x)), "LogSigmoidBackward0"),
+    "mish": (F.mish, _mish_derivative, "MishBackward0"),
+    "selu": (F.selu, lambda x: np.where(x <= 0, _SELU_ALPHA * _SELU_SCALE * np.exp(x), _SELU_SCALE), "EluBackward0"),
 }
 
 
@@ -312,6 +334,18 @@ def test_activations_at_their_kinks_and_nan_follow_pytorch():
     x.grad = None
     F.leaky_relu(x, 0.5).backward(ow.ones(4, dtype=ow.float64))
     np.testing.assert_array_equal(x.grad.numpy(), [0.5, 0.5, 1.0, 0.5])
+
+
+def test_hard_activations_at_their_kinks_follow_pytorch():
+    x = ow.tensor([-3.0, 0.0, 3.0, 6.0, math.nan], dtype=ow.float64, requires_grad=True)
+    F.hardswish(x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.5, 1.0, 1.0, 1.0])  # hardswish_backward's bounds
+    x.grad = None
+    F.hardsigmoid(x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 1 / 6, 0.0, 0.0, 0.0])
+    x.grad = None
+    F.relu6(x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 1.0, 0.0, 1.0])  # hardtanh(x, 0, 6)'s rule
 
 
 REDUCTIONS = [
@@ -404,6 +438,9 @@ DOUBLE = [
     lambda a, b: ow.sigmoid(a) + ow.sqrt(b.abs() + 1),
     lambda a, b: F.gelu(a) * F.silu(b),
     lambda a, b: F.softplus(a, beta=2.0) + F.elu(b),
+    lambda a, b: F.mish(a) * F.logsigmoid(b),
+    lambda a, b: F.selu(a - 1.2) * F.hardswish(b),
+    lambda a, b: F.hardsigmoid(a) * F.relu6(b * 4) * a,
     lambda a, b: ow.where(a > 0, a * a, b).sum(0),
     lambda a, b: (a * b).mean(1),
     lambda a, b: ow.amax(a * b, [1]),

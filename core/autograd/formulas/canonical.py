@@ -393,6 +393,49 @@ def _clamp_max(ctx, g):
     return (C.where.ScalarOther(C.le.Scalar(ctx.args[0], ctx.args[1]), g, 0.0),)
 
 
+def _relu6(ctx, g):
+    """``hardtanh_backward`` with bounds 0 and 6 (PyTorch's relu6 is ``hardtanh(x, 0, 6)``)."""
+    x = ctx.args[0]
+    return (C.where.ScalarSelf(C.le.Scalar(x, 0) | C.ge.Scalar(x, 6), 0.0, g),)
+
+
+def _hardsigmoid(ctx, g):
+    """``hardsigmoid_backward``: g / 6 where -3 < x < 3, 0 elsewhere."""
+    x = ctx.args[0]
+    return (C.where.ScalarOther(C.gt.Scalar(x, -3) & C.lt.Scalar(x, 3), C.div.Scalar(g, 6), 0.0),)
+
+
+def _hardswish(ctx, g):
+    """``hardswish_backward``: 0 up to -3, g (x/3 + 1/2) below 3, g from 3 on (NaN included)."""
+    x = ctx.args[0]
+    middle = C.mul.Tensor(g, C.add.Scalar(C.div.Scalar(x, 3), 0.5))
+    return (C.where.ScalarSelf(C.le.Scalar(x, -3), 0.0, C.where.self(C.lt.Scalar(x, 3), middle, g)),)
+
+
+def _log_sigmoid(ctx, g):
+    """``log_sigmoid_backward``: g σ(-x)."""
+    return (C.mul.Tensor(g, _elementwise("sigmoid", C.neg(ctx.args[0]))),)
+
+
+def _mish(ctx, g):
+    """``mish_backward``: tanh(softplus(x)) + x σ(x) (1 − tanh²(softplus(x)))."""
+    x = ctx.args[0]
+    t = _elementwise("tanh", C.softplus(x))
+    s = _elementwise("sigmoid", x)
+    return (C.mul.Tensor(g, C.add.Tensor(t, C.mul.Tensor(C.mul.Tensor(x, s), C.rsub.Scalar(C.mul.Tensor(t, t), 1)))),)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _selu(ctx, g):
+    """``elu_backward`` with SELU's alpha and scale (PyTorch's selu is ``elu(x, alpha, scale)``)."""
+    x = ctx.args[0]
+    negative = C.mul.Tensor(g, C.mul.Scalar(C.exp(x), _SELU_ALPHA * _SELU_SCALE))
+    return (C.where.self(C.le.Scalar(x, 0), negative, C.mul.Scalar(g, _SELU_SCALE)),)
+
+
 def _real_bounds(self, *bounds) -> bool:
     """Clamping a floating tensor by real Scalars (PyTorch rejects complex)."""
     return self.dtype.is_floating_point and not any(isinstance(b, complex) for b in bounds)
@@ -404,6 +447,12 @@ _register("leaky_relu", _leaky_relu, save=(0,))
 _register("softplus", _softplus, save=(0,))
 _register("elu", _elu, save=(0,))
 _register("hardtanh", _hardtanh, save=(0,))
+_register("relu6", _relu6, save=(0,), name="HardtanhBackward0")
+_register("hardsigmoid", _hardsigmoid, save=(0,))
+_register("hardswish", _hardswish, save=(0,))
+_register("log_sigmoid", _log_sigmoid, save=(0,))
+_register("mish", _mish, save=(0,))
+_register("selu", _selu, save=(0,), name="EluBackward0")
 _register("clamp", _clamp, save=(0,), name="ClampBackward1", applies=_real_bounds)
 _register("clamp_min", _clamp_min, save=(0,), applies=_real_bounds)
 _register("clamp_max", _clamp_max, save=(0,), applies=_real_bounds)
