@@ -324,6 +324,80 @@ def test_activation_gradients(name, shape, layout, seed):
     np.testing.assert_allclose(t.grad.numpy(), g * derivative(x), rtol=1e-9, atol=1e-12)
 
 
+# name: (call, node name, masks of x, min, max given the NumPy inputs; None: that operand is not passed)
+TENSOR_BOUNDS = {
+    "clamp": (
+        lambda t, lo, hi: ow.clamp(t, lo, hi),
+        "ClampBackward0",
+        lambda x, lo, hi: ((x >= lo) & (x <= hi), (x < lo) & (lo < hi), (x > hi) | (hi < lo)),
+    ),
+    "clamp_min_only": (
+        lambda t, lo, hi: ow.clamp(t, min=lo),
+        "ClampBackward0",
+        lambda x, lo, hi: (x >= lo, x < lo, None),
+    ),
+    "clamp_max_only": (
+        lambda t, lo, hi: ow.clamp(t, max=hi),
+        "ClampBackward0",
+        lambda x, lo, hi: (x <= hi, None, x > hi),
+    ),
+    "clamp_min": (
+        lambda t, lo, hi: ow.clamp_min(t, lo),
+        "ClampMinBackward1",
+        lambda x, lo, hi: (x >= lo, x < lo, None),
+    ),
+    "clamp_max": (
+        lambda t, lo, hi: ow.clamp_max(t, hi),
+        "ClampMaxBackward1",
+        lambda x, lo, hi: (x <= hi, None, x > hi),
+    ),
+}
+
+
+@few
+@given(name=st.sampled_from(sorted(TENSOR_BOUNDS)), layout=st.sampled_from(LAYOUTS), seed=st.integers(0, 2**32 - 1))
+def test_tensor_bounds_get_the_gradient_where_they_are_the_result(name, layout, seed):
+    call, node, masks = TENSOR_BOUNDS[name]
+    rng = np.random.default_rng(seed)
+    x, lo, hi = rng.uniform(-2, 2, (3, 4)), rng.uniform(-1, 0.5, (4,)), rng.uniform(-0.5, 1, (3, 1))
+    t, tlo, thi = _leaf(x, layout), _leaf(lo), _leaf(hi, layout)
+    out = call(t, tlo, thi)
+    assert out.grad_fn.name() == node
+    with_min = np.maximum(x, lo) if masks(x, lo, hi)[1] is not None else x
+    expected = np.minimum(with_min, hi) if masks(x, lo, hi)[2] is not None else with_min
+    np.testing.assert_array_equal(out.detach().numpy(), expected)
+    g = _backward(out, rng)
+    for leaf, value, mask in zip((t, tlo, thi), (x, lo, hi), masks(x, lo, hi)):
+        if mask is None:
+            assert leaf.grad is None
+        else:
+            np.testing.assert_allclose(
+                leaf.grad.numpy(), _reduce_to(np.where(mask, g, 0.0), value.shape), rtol=1e-12, atol=1e-12
+            )
+
+
+@few
+@given(mode=st.sampled_from(["floor", "trunc"]), layout=st.sampled_from(LAYOUTS), seed=st.integers(0, 2**32 - 1))
+def test_division_with_a_rounding_mode_sends_zeros(mode, layout, seed):
+    rng = np.random.default_rng(seed)
+    x, y = rng.uniform(-5, 5, (2, 3)), rng.uniform(0.5, 2, (3,))
+    a, b = _leaf(x, layout), _leaf(y)
+    out = ow.div(a, b, rounding_mode=mode)
+    assert out.grad_fn.name() == "DivBackward2"
+    rounded = np.floor(x / y) if mode == "floor" else np.trunc(x / y)
+    np.testing.assert_array_equal(out.detach().numpy(), rounded)
+    g = rng.standard_normal((2, 3))
+    g[0, 0] = math.nan  # PyTorch sends zeros, not grad * 0
+    out.backward(ow.tensor(g, dtype=ow.float64))
+    np.testing.assert_array_equal(a.grad.numpy(), np.zeros((2, 3)))
+    np.testing.assert_array_equal(b.grad.numpy(), np.zeros(3))
+    a.grad = None
+    scalar = C.div.Scalar_mode(a, 2.5, rounding_mode=mode)
+    assert scalar.grad_fn.name() == "DivBackward3"
+    scalar.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.zeros((2, 3)))
+
+
 def test_activations_at_their_kinks_and_nan_follow_pytorch():
     x = ow.tensor([-1.0, 0.0, 1.0, math.nan], dtype=ow.float64, requires_grad=True)
     F.hardtanh(x).backward(ow.ones(4, dtype=ow.float64))

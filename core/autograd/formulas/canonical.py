@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 from ... import _dtype
+from ..._tensor import Tensor
 from ..layer import LIBRARY, formula_kernel, record, register_nondifferentiable, run_below
 from ._common import C, P, conj, formula, node_names, unsqueeze_to, zeros_of
 from .elementwise import UNARY
@@ -80,10 +81,12 @@ def _sub_redirect(self, other, alpha=1):
     return None
 
 
-def _register_redirected(op: str, redirect, fn, *, save=(), save_out: bool = False, name: str | None = None) -> None:
+def _register_redirected(
+    op: str, redirect, fn, *, save=(), save_out: bool = False, name: str | None = None, applies=None
+) -> None:
     """Register ``fn`` at ``op``, except for the calls ``redirect(*args)`` sends to another overload."""
     overload = _overload(op)
-    normal = formula_kernel(overload, fn, save, save_out)
+    normal = formula_kernel(overload, fn, save, save_out, applies=applies)
 
     def kernel(keyset, *args):
         other = redirect(*args)
@@ -224,8 +227,17 @@ def _div_scalar(ctx, g):
     return (C.div.Scalar(g, _conj_scalar(ctx.args[1])),)
 
 
-def _true_division(self, other, rounding_mode=None) -> bool:
-    return rounding_mode is None
+def _div_mode(ctx, g):
+    """True division's gradients; with a rounding mode zeros for both operands (even where the incoming
+    gradient is NaN), as PyTorch's ``div_tensor_self_backward``/``div_tensor_other_backward``."""
+    if _at(ctx.args, 2, None) is None:
+        return _div(ctx, g)
+    zero = C.zeros_like(g)
+    return tuple(zero if need else None for need in ctx.needs_input_grad[:2])
+
+
+def _div_scalar_mode(ctx, g):
+    return (C.zeros_like(g),) if _at(ctx.args, 2, None) is not None else _div_scalar(ctx, g)
 
 
 _register("add.Tensor", _add)
@@ -238,14 +250,8 @@ _register("mul.Tensor", _mul, save=_cross)
 _register("mul.Scalar", _mul_scalar, name="MulBackward1")
 _register("div.Tensor", _div, save=lambda needs: (0, 1) if needs[1] else (1,))
 _register("div.Scalar", _div_scalar, name="DivBackward1")
-_register(
-    "div.Tensor_mode",
-    _div,
-    save=lambda needs: (0, 1) if needs[1] else (1,),
-    name="DivBackward2",
-    applies=_true_division,
-)
-_register("div.Scalar_mode", _div_scalar, name="DivBackward3", applies=_true_division)
+_register("div.Tensor_mode", _div_mode, save=lambda needs: (0, 1) if needs[1] else (1,), name="DivBackward2")
+_register("div.Scalar_mode", _div_scalar_mode, name="DivBackward3")
 _register("true_divide.Tensor", _div, save=lambda needs: (0, 1) if needs[1] else (1,), name="DivBackward0")
 _register("true_divide.Scalar", _div_scalar, name="DivBackward1")
 
@@ -453,9 +459,70 @@ _register("hardswish", _hardswish, save=(0,))
 _register("log_sigmoid", _log_sigmoid, save=(0,))
 _register("mish", _mish, save=(0,))
 _register("selu", _selu, save=(0,), name="EluBackward0")
-_register("clamp", _clamp, save=(0,), name="ClampBackward1", applies=_real_bounds)
-_register("clamp_min", _clamp_min, save=(0,), applies=_real_bounds)
-_register("clamp_max", _clamp_max, save=(0,), applies=_real_bounds)
+
+
+def _clamp_tensor(ctx, g):
+    """PyTorch's ``clamp_backward_min_max``: a bound gets the gradient where it was the result."""
+    x, lo, hi = ctx.args[0], _at(ctx.args, 1, None), _at(ctx.args, 2, None)
+    need = ctx.needs_input_grad
+    gx = glo = ghi = None
+    if lo is not None and hi is not None:
+        if need[0]:
+            gx = C.where.ScalarOther(C.ge.Tensor(x, lo) & C.le.Tensor(x, hi), g, 0.0)
+        if _at(need, 1, False):
+            glo = C.where.ScalarOther(C.lt.Tensor(x, lo) & C.lt.Tensor(lo, hi), g, 0.0)
+        if _at(need, 2, False):
+            ghi = C.where.ScalarOther(C.gt.Tensor(x, hi) | C.lt.Tensor(hi, lo), g, 0.0)
+    elif lo is not None:
+        gx, glo = _clamp_min_tensor(ctx, g)
+    elif hi is not None:
+        gx, ghi = _clamp_max_tensor(ctx, g, 2)
+    else:
+        gx = g
+    return (gx, glo, ghi)
+
+
+def _clamp_min_tensor(ctx, g):
+    x, lo = ctx.args[0], ctx.args[1]
+    need = ctx.needs_input_grad
+    gx = C.where.ScalarOther(C.ge.Tensor(x, lo), g, 0.0) if need[0] else None
+    glo = C.where.ScalarOther(C.lt.Tensor(x, lo), g, 0.0) if need[1] else None
+    return (gx, glo)
+
+
+def _clamp_max_tensor(ctx, g, at: int = 1):
+    x, hi = ctx.args[0], ctx.args[at]
+    need = ctx.needs_input_grad
+    gx = C.where.ScalarOther(C.le.Tensor(x, hi), g, 0.0) if need[0] else None
+    ghi = C.where.ScalarOther(C.gt.Tensor(x, hi), g, 0.0) if need[at] else None
+    return (gx, ghi)
+
+
+def _tensor_bounds(*bounds) -> bool:
+    """Every bound given is a Tensor (and one is given): PyTorch binds such a call to the ``Tensor`` overload."""
+    given = [b for b in bounds if b is not None]
+    return bool(given) and all(isinstance(b, Tensor) for b in given)
+
+
+def _clamp_redirect(self, min=None, max=None):  # noqa: A002 - the schema's names
+    return (lambda: C.clamp.Tensor(self, min, max)) if _tensor_bounds(min, max) else None
+
+
+def _clamp_min_redirect(self, min):  # noqa: A002
+    return (lambda: C.clamp_min.Tensor(self, min)) if isinstance(min, Tensor) else None
+
+
+def _clamp_max_redirect(self, max):  # noqa: A002
+    return (lambda: C.clamp_max.Tensor(self, max)) if isinstance(max, Tensor) else None
+
+
+# A Tensor bound binds the Scalar overloads too (opweave's overload choice): sent to the Tensor ones
+_register_redirected("clamp", _clamp_redirect, _clamp, save=(0,), name="ClampBackward1", applies=_real_bounds)
+_register_redirected("clamp_min", _clamp_min_redirect, _clamp_min, save=(0,), applies=_real_bounds)
+_register_redirected("clamp_max", _clamp_max_redirect, _clamp_max, save=(0,), applies=_real_bounds)
+_register("clamp.Tensor", _clamp_tensor, save=(0, 1, 2), name="ClampBackward0")
+_register("clamp_min.Tensor", _clamp_min_tensor, save=(0, 1), name="ClampMinBackward1")
+_register("clamp_max.Tensor", _clamp_max_tensor, save=(0, 1), name="ClampMaxBackward1")
 
 
 # -- where -----------------------------------------------------------------------------------------------
