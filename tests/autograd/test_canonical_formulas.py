@@ -503,6 +503,37 @@ def test_matrix_products(seed, layout, bias):
             np.testing.assert_allclose(tc.grad.numpy(), _reduce_to(0.5 * g, bias), rtol=1e-10, atol=1e-12)
 
 
+@few
+@given(seed=st.integers(0, 2**32 - 1), layout=st.sampled_from(LAYOUTS), complex_=st.booleans())
+def test_vector_products_record_dot_and_mv(seed, layout, complex_):
+    rng = np.random.default_rng(seed)
+    dtype = ow.complex128 if complex_ else ow.float64
+
+    def sample(shape):
+        x = rng.standard_normal(shape)
+        return x + 1j * rng.standard_normal(shape) if complex_ else x
+
+    def leaf(x):
+        t = ow.tensor(x, dtype=dtype)
+        if layout != "contiguous" and t.ndim == 2:  # a transposed copy of the same values
+            t = ow.tensor(np.ascontiguousarray(x.T), dtype=dtype).transpose(0, 1)
+        return t.requires_grad_()
+
+    m, v, w = sample((3, 4)), sample((4,)), sample((4,))
+    for name, (x, y), node in [("dot", (v, w), "DotBackward0"), ("mv", (m, v), "MvBackward0")]:
+        for call in (lambda p, q: p @ q, getattr(ow, name)):
+            tx, ty = leaf(x), leaf(y)
+            out = call(tx, ty)
+            assert out.grad_fn.name() == node
+            np.testing.assert_allclose(out.detach().numpy(), x @ y, rtol=1e-12, atol=1e-12)
+            g = sample(tuple(out.shape))
+            out.backward(ow.tensor(g, dtype=dtype))
+            gx = g * np.conj(y) if name == "dot" else np.outer(g, np.conj(y))  # PyTorch's conjugate convention
+            gy = g * np.conj(x) if name == "dot" else np.conj(x).T @ g
+            np.testing.assert_allclose(tx.grad.numpy(), gx, rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(ty.grad.numpy(), gy, rtol=1e-10, atol=1e-12)
+
+
 DOUBLE = [
     lambda a, b: a * b,
     lambda a, b: a / b,
@@ -519,6 +550,7 @@ DOUBLE = [
     lambda a, b: (a * b).mean(1),
     lambda a, b: ow.amax(a * b, [1]),
     lambda a, b: ow.addmm(a[0], a, b.t()),
+    lambda a, b: (a @ b[0]) * (a[1] @ b[2]),
 ]
 
 

@@ -652,8 +652,36 @@ def _addmm_saves(needs) -> tuple:
     return tuple(i for i, j in ((1, 2), (2, 1)) if needs[j])
 
 
+def _dot(ctx, g):
+    """``g · conj(other)`` and ``g · conj(self)`` (g is 0-dim)."""
+    a, b = ctx.args
+    need = ctx.needs_input_grad
+    return (C.mul.Tensor(g, conj(b)) if need[0] else None, C.mul.Tensor(g, conj(a)) if need[1] else None)
+
+
+def _mv(ctx, g):
+    """``outer(g, conj(vec))`` and ``conj(self)ᵀ · g``."""
+    m, v = ctx.args
+    need = ctx.needs_input_grad
+    gm = C.outer(g, conj(v)) if need[0] else None
+    gv = C.mv(conj(C.t(m)), g) if need[1] else None
+    return (gm, gv)
+
+
+def _matmul_redirect(self, other):
+    """``matmul`` of a vector by a vector or a matrix by a vector records what PyTorch records: ``dot``, ``mv``."""
+    if isinstance(self, Tensor) and isinstance(other, Tensor) and other.ndim == 1:
+        if self.ndim == 1:
+            return lambda: C.dot(self, other)
+        if self.ndim == 2:
+            return lambda: C.mv(self, other)
+    return None
+
+
 _register("mm", _mm, save=_cross)
-_register("matmul", _mm, save=_cross, name="MmBackward0", applies=_matrices)
+_register("dot", _dot, save=_cross)
+_register("mv", _mv, save=_cross)
+_register_redirected("matmul", _matmul_redirect, _mm, save=_cross, name="MmBackward0", applies=_matrices)
 _register("addmm", _addmm, save=_addmm_saves)
 
 
