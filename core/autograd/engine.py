@@ -15,7 +15,7 @@ from .._state import local
 from .._tensor import Tensor
 from .grad_mode import AUTOGRAD_BIT, set_grad_enabled
 from .grad_mode import _set as _set_grad_mode
-from .graph import AccumulateGrad, canonical_ops, gradient_edge, requires_grad
+from .graph import AccumulateGrad, canonical_ops, gradient_edge, hand_out, owned_grad, requires_grad
 
 _STATE = local()
 _running = threading.local()  # .callbacks: one list per backward pass running on this thread, innermost last
@@ -204,7 +204,7 @@ def _run_graph(root_edges, root_grads, retain_graph: bool, create_graph: bool, c
                     if t is not None and grads[nr] is not None:
                         g = grads[nr] if create_graph else grads[nr].detach()
                         ag = t._ag
-                        ag.grad = g if ag.grad is None else _add(ag.grad, g)
+                        ag.grad = owned_grad(g, t) if ag.grad is None else _add(ag.grad, g)
             if capture is not None:
                 for nr in range(len(grads)):
                     slot = capture.get((node, nr))
@@ -261,6 +261,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         retain_graph = create_graph
     edges = _root_edges(outputs)
     grads = _make_grads(outputs, grad_tensors, create_graph)
+    for g in grads:
+        if g is not None:
+            hand_out(g)  # the caller's tensors: a leaf's .grad gets a copy of them
     if inputs is not None:
         inputs = _as_tuple(inputs)
         if not inputs:
@@ -281,7 +284,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             else:
                 ag = t._ag
                 g = g if create_graph else g.detach()
-                ag.grad = g if ag.grad is None else _add(ag.grad, g)
+                ag.grad = owned_grad(g, t) if ag.grad is None else _add(ag.grad, g)
         return
     _execute(edges, grads, retain_graph, create_graph)
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import itertools
 import threading
+import weakref
 
 from .._state import local
+from .._tensor_compat import contiguous_format
 from .grad_mode import AUTOGRAD_BIT
 
 _STATE = local()
@@ -192,6 +194,47 @@ class Node:
         return f"<{self._name} object at {id(self):#x}>"
 
 
+#: Gradients stored as some tensor's ``.grad`` (or given to ``backward``), by ``id``: another tensor's ``.grad``
+#: gets a copy of them, never the same object.
+_HANDED_OUT: dict[int, weakref.ref] = {}
+
+
+def hand_out(grad):
+    """Mark ``grad`` as held by someone (a ``.grad``, the caller of ``backward``); it is never stored twice."""
+    key = id(grad)
+    _HANDED_OUT[key] = weakref.ref(grad, lambda _, key=key: _HANDED_OUT.pop(key, None))
+
+
+def owned_grad(grad, variable):
+    """The tensor a first ``variable.grad`` stores: ``grad`` itself when no one holds it and it has the variable's
+    strides, else a copy laid out as the variable (PyTorch's AccumulateGrad steals only such a gradient).
+
+    Without the copy, ``(a + b).sum().backward()`` gave ``a.grad`` and ``b.grad`` one tensor (an in-place
+    ``clip_grad_norm_`` scaled it twice), and ``a.sum().backward()`` a stride-0 ``a.grad``.
+    """
+    held = _HANDED_OUT.get(id(grad))
+    strides = variable.stride()
+    if (held is not None and held() is grad) or grad.stride() != strides:
+        c = canonical_ops()
+        if variable.is_contiguous() or not _dense(variable.shape, strides):
+            grad = c.clone(grad, memory_format=contiguous_format)
+        else:  # a dense layout other than row-major (a transposed leaf): the gradient takes it
+            fresh = c.empty_strided(list(variable.shape), list(strides), dtype=grad.dtype, device=grad.device)
+            grad = fresh.copy_(grad)
+    hand_out(grad)
+    return grad
+
+
+def _dense(shape, strides) -> bool:
+    """Whether ``strides`` cover ``shape``'s elements exactly once, in some order of the dims."""
+    expect = 1
+    for size, stride in sorted(zip(shape, strides), key=lambda d: d[1]):
+        if size != 1 and stride != expect:
+            return False
+        expect *= size
+    return True
+
+
 class AccumulateGrad(Node):
     """The node of a leaf: adds the incoming gradient to ``leaf.grad``."""
 
@@ -216,7 +259,7 @@ class AccumulateGrad(Node):
             grad = grad.detach()
         with self._lock:
             if ag.grad is None:
-                ag.grad = grad
+                ag.grad = owned_grad(grad, leaf)
             else:
                 ag.grad = canonical_ops().add(ag.grad, grad)
         if ag.post_accumulate_hooks:
