@@ -6,6 +6,8 @@ PoCL runs them. References are the formulas evaluated in float64 and rounded onc
 
 from __future__ import annotations
 
+import operator
+
 import ml_dtypes
 import numpy as np
 import opweave as ow
@@ -130,3 +132,55 @@ def test_integer_relu_is_exact(dtype):
     got = ow.relu(ow.tensor(x).to("opencl"))
     assert got.dtype == getattr(ow, np.dtype(dtype).name)
     assert np.array_equal(got.numpy(force=True), np.where(x <= 0, 0, x).astype(dtype))
+
+
+SCALAR_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
+SCALAR_DTYPES = [np.float32, np.float64, np.int8, np.uint8, np.int32, np.int64]
+
+
+def _reference(name: str, x, value, dtype, reflected: bool):
+    """NumPy's result in ``dtype`` of ``x op value`` (``value op x`` when ``reflected``), the scalar cast first."""
+    s = np.array(value).astype(dtype)
+    with np.errstate(all="ignore"):
+        return SCALAR_OPS[name](s, x) if reflected else SCALAR_OPS[name](x, s)
+
+
+@pytest.mark.parametrize("dtype", SCALAR_DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("name", sorted(SCALAR_OPS))
+@given(
+    shape=hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=4),
+    data=st.data(),
+    layout=layouts,
+    reflected=st.booleans(),
+)
+def test_tensor_scalar_ops_keep_the_tensor_dtype(name, dtype, shape, data, layout, reflected):
+    """``a op 2.5`` / ``3 op a`` on a device tensor: the tensor's dtype, the scalar cast to it (PyTorch's rule)."""
+    if name == "div" and not np.issubdtype(dtype, np.floating):
+        pytest.skip("integer division promotes to float: the decomposition")
+    floating = np.issubdtype(dtype, np.floating)
+    if floating:
+        x = data.draw(hnp.arrays(dtype, shape, elements=st.floats(width=32) | special))
+        value = data.draw(st.floats(allow_nan=True, allow_infinity=True) | st.integers(-(2**40), 2**40) | st.booleans())
+    else:
+        info = np.iinfo(dtype)
+        x = data.draw(hnp.arrays(dtype, shape))
+        value = data.draw(st.integers(int(info.min), int(info.max)) | st.booleans())
+    t = _device(x.astype(np.float64) if floating else x, np.dtype(dtype).name, layout)
+    op = getattr(operator, "truediv" if name == "div" else name)
+    got = op(value, t) if reflected else op(t, value)  # 2.5 - t: Tensor.__rsub__
+    ref = _reference(name, t.numpy(force=True), value, dtype, reflected)
+    assert got.dtype == t.dtype and got.device == t.device and got.shape == t.shape
+    np.testing.assert_array_equal(got.numpy(force=True), ref)
+
+
+def test_zero_dim_cpu_tensor_of_the_same_dtype_is_a_scalar():
+    x = np.array([1.0, -0.0, np.inf], np.float32)
+    got = ow.tensor(x).to("opencl") * ow.tensor(np.float32(-2.0))
+    assert got.device.type == "opencl" and got.dtype == ow.float32
+    np.testing.assert_array_equal(got.numpy(force=True), x * np.float32(-2.0))
+
+
+def test_a_float_scalar_promotes_an_integer_tensor():
+    got = ow.tensor(np.array([1, 2], np.int32)).to("opencl") - 0.5
+    assert got.dtype == ow.float32
+    np.testing.assert_array_equal(got.numpy(force=True), np.array([0.5, 1.5], np.float32))

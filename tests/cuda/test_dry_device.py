@@ -308,3 +308,29 @@ def test_activations_are_one_launch_without_fallback(act, dtype):
             out = act(x)
         assert len(LAUNCHES) == 1, LAUNCHES
         assert out.shape == x.shape and out.dtype == x.dtype and out.device == x.device
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+@pytest.mark.parametrize(
+    "expr",
+    [lambda x: x - 2.0, lambda x: 3 * x, lambda x: 1 - x, lambda x: x + ow.tensor(2, dtype=x.dtype)],
+    ids=["a - 2.0", "3 * a", "1 - a", "a + 0-dim"],
+)
+def test_tensor_scalar_ops_take_the_direct_kernel(expr, dtype):
+    """A Python scalar (or a CPU 0-dim tensor of the dtype) beside a device tensor: one launch from the direct
+    kernel's cached plan (``canonical._plans``), not the decomposition's."""
+    from opweave_kernelgen.kernels import canonical
+
+    d = getattr(ow, dtype)
+    if dtype == "int32" and expr(ow.ones(1, dtype=d)).dtype is not d:
+        pytest.skip("a float scalar promotes")
+    x = _t((4, 5), d)
+    canonical._plans.clear()
+    LAUNCHES.clear()
+    out = expr(x)
+    assert len(LAUNCHES) == 1 and out.dtype is d and out.device == x.device
+    assert [k[:2] for k in canonical._plans] in (
+        [("sub", d)],
+        [("mul", d)],
+        [("add", d)],
+    ), list(canonical._plans)

@@ -16,9 +16,10 @@ another GPU) is the decomposition's.
 
 from __future__ import annotations
 
+import numpy as np
 import opweave
 from opweave import ops
-from opweave.backends.kernel import Decline, broadcast_shapes, output_strides
+from opweave.backends.kernel import Decline, broadcast_shapes, is_wrapped_number, output_strides
 
 from ..codegen import softmax as softmax_gen
 from . import elementwise as ew
@@ -29,6 +30,7 @@ from ._common import (
     backend_of,
     buf,
     empty,
+    from_host,
     has_dtype,
     i64,
     kernel_plan,
@@ -75,10 +77,42 @@ def _plan(name: str, a, b):
     return tuple(out.shape), out.stride(), dtype, rt, k if n else None, items, fast, scalars, local
 
 
+def _scalar_operand(name: str, tensor, scalar):
+    """``scalar`` (a CPU 0-dim tensor beside device tensor ``tensor``) as a 0-dim tensor of ``tensor``'s dtype there.
+
+    PyTorch's promotion keeps ``tensor``'s dtype for a wrapped Python number of its kind or a lower one (a float
+    with a floating tensor; a bool or an int, whose value the dtype holds, with any) and for a 0-dim tensor
+    of its own dtype; those are uploaded as the prims upload a scalar operand (CUDA: a memset queued on the
+    current stream, no wait). Every other case raises ``Decline`` (the decomposition promotes or reports it).
+    """
+    if tensor.device.type not in BACKENDS or scalar.device.type != "cpu" or scalar.ndim:
+        raise Decline("not a device tensor and a CPU scalar")
+    dtype, kind = tensor.dtype, scalar.dtype
+    if dtype.name not in _SAME_DTYPE[name]:
+        raise Decline("no direct kernel for this dtype")
+    if is_wrapped_number(scalar):
+        if kind.is_floating_point and not dtype.is_floating_point or kind.is_complex:
+            raise Decline("a float scalar promotes an integer tensor")
+    elif kind is not dtype:
+        raise Decline("a 0-dim tensor of another dtype")
+    value = scalar.numpy(force=True).item()  # a CPU tensor: its array, without the item prim
+    if dtype.is_floating_point:
+        with np.errstate(over="ignore"):  # PyTorch's cast gives inf too
+            return from_host(np.array(value, dtype.numpy), tensor.device)
+    info = np.iinfo(dtype.numpy)
+    if not info.min <= value <= info.max:
+        raise Decline("the decomposition reports an int scalar out of the dtype's range")
+    return from_host(np.array(value, dtype.numpy), tensor.device)
+
+
 def _binary(name: str):
     op = getattr(ops, name).Tensor
 
     def kernel(self, other, *rest):
+        if is_wrapped_number(other) or other.device.type == "cpu":
+            other = _scalar_operand(name, self, other)
+        elif is_wrapped_number(self) or self.device.type == "cpu":  # 2.0 - a
+            self = _scalar_operand(name, other, self)
         if (
             (rest and not (type(rest[0]) is int and rest[0] == 1))
             or type(other) is not opweave.Tensor
@@ -107,7 +141,10 @@ def _binary(name: str):
         return out
 
     kernel.__name__ = kernel.__qualname__ = f"kernelgen_{name}_tensor"
-    kernel.__doc__ = f"``{name}.Tensor`` of two same-dtype OpenCL tensors (else the decomposition)."
+    kernel.__doc__ = (
+        f"``{name}.Tensor`` of two same-dtype device tensors, or of one and a Python/0-dim CPU scalar that keeps"
+        " its dtype (else the decomposition)."
+    )
     KERNELS[op.name] = kernel
 
 
