@@ -16,6 +16,8 @@ another GPU) is the decomposition's.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import opweave
 from opweave import ops
@@ -30,7 +32,6 @@ from ._common import (
     backend_of,
     buf,
     empty,
-    from_host,
     has_dtype,
     i64,
     kernel_plan,
@@ -96,13 +97,25 @@ def _scalar_operand(name: str, tensor, scalar):
     elif kind is not dtype:
         raise Decline("a 0-dim tensor of another dtype")
     value = scalar.numpy(force=True).item()  # a CPU tensor: its array, without the item prim
-    if dtype.is_floating_point:
-        with np.errstate(over="ignore"):  # PyTorch's cast gives inf too
-            return from_host(np.array(value, dtype.numpy), tensor.device)
-    info = np.iinfo(dtype.numpy)
-    if not info.min <= value <= info.max:
-        raise Decline("the decomposition reports an int scalar out of the dtype's range")
-    return from_host(np.array(value, dtype.numpy), tensor.device)
+    lo, hi, np_dtype = _RANGES[dtype.name]
+    if not lo <= value <= hi and value == value and abs(value) != math.inf:
+        raise Decline("the decomposition takes a value beyond the dtype's range")
+    out = backend_of(tensor.device).empty_strided((), (), dtype, tensor.device)
+    runtime_on(tensor.device).copy_from_host(buf(out), np.array(value, np_dtype).reshape(1).view(np.uint8))
+    return out
+
+
+def _range(name: str) -> tuple:
+    """``(least, largest finite value, NumPy dtype)`` of dtype ``name``."""
+    d = np.dtype(name)
+    if d.kind == "f":
+        big = float(np.finfo(d).max)
+        return -big, big, d
+    info = np.iinfo(d)
+    return int(info.min), int(info.max), d
+
+
+_RANGES = {n: _range(n) for n in _SAME_DTYPE["add"]}
 
 
 def _binary(name: str):
