@@ -4,8 +4,10 @@ The decomposition of ``a + b`` promotes, broadcasts, runs the prim's meta functi
 prim's kernel: tens of microseconds of Python for a launch that costs a few. These kernels serve
 the common case — two tensors of one dtype on one OpenCL device, any shapes that broadcast, no
 ``alpha`` — from a launch plan cached per (op, dtype, layouts): the output layout is the one the
-decomposition gives, the launch is the same generated kernel. Every other call goes to the
-decomposition, so both paths agree (tests/opencl/test_canonical.py checks it).
+decomposition gives, the launch is the same generated kernel. A Python scalar (or a CPU 0-dim tensor of
+the dtype) beside a device tensor is uploaded into a 0-dim device tensor when PyTorch's promotion keeps
+the tensor's dtype (``a - 2.0``, ``3 * a``), and takes the same path. Every other call goes to the
+decomposition, so both paths agree (tests/opencl/test_canonical.py, tests/cuda/test_canonical_values.py).
 
 ``softmax``/``log_softmax`` (and ATen's ``_softmax``/``_log_softmax``) of a contiguous float32/float64
 tensor along its last dim run on a CPU device as one kernel (``codegen.softmax``: a work item per row)
