@@ -86,6 +86,8 @@ def programs(dialect) -> dict:
     for d in (*INTS, *FLOATS, *f16):  # the one-launch activations (kernels.canonical_activations)
         for contiguous in (False, True):
             add(("act", d, contiguous), lambda: act_k.source(dialect, d, contiguous))
+            if act_k.leaky_ops(dialect, d):
+                add(("act", d, "leaky", contiguous), lambda: act_k.leaky_source(dialect, d, contiguous))
     for raw in RAWS:
         for contiguous in (False, True):
             ops, ins = {"where": (raw, "x0 ? x1 : x2")}, ["bool", raw, raw]

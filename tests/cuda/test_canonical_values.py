@@ -38,6 +38,7 @@ REFS = {
     "relu": (ow.relu, lambda x: np.where(x <= 0, 0.0, x)),  # +0.0 for -0.0, as the decomposition (PyTorch: -0.0)
     "silu": (F.silu, lambda x: x / (1 + np.exp(-x))),
     "gelu": (F.gelu, lambda x: 0.5 * x * (1 + _erf(x * np.sqrt(0.5)))),
+    "leaky_relu": (lambda t: F.leaky_relu(t, 0.2), lambda x: np.where(x > 0, x, x * 0.2)),
     "gelu_tanh": (
         lambda t: F.gelu(t, approximate="tanh"),
         lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3))),
@@ -113,7 +114,7 @@ def test_float_activations_match_their_formulas(name, dtype, x, layout):
 
 
 @pytest.mark.parametrize("dtype", sorted(FLOAT_DTYPES))
-@pytest.mark.parametrize("name", ["relu", "silu", "gelu"])
+@pytest.mark.parametrize("name", ["relu", "silu", "gelu", "leaky_relu"])
 def test_specials_follow_the_formulas(name, dtype):
     """nan stays nan (relu too), relu(-0.0) is +0.0, ±inf as the formulas give (silu(-inf) and gelu(-inf) are nan).
 

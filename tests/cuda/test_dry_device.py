@@ -134,6 +134,7 @@ CASES = {
     "clamp": lambda d: _t((4, 5), d).clamp(-1, 1),
     "activations": lambda d: (ow.relu(_t((4, 5), d)), F.silu(_t((4, 5), d)), F.gelu(_t((4, 5), d))),
     "gelu tanh": lambda d: F.gelu(_t((4, 5), d).t(), approximate="tanh"),
+    "leaky_relu": lambda d: (F.leaky_relu(_t((4, 5), d)), F.leaky_relu(_t((1 << 15,), d), 3)),
     "erf": lambda d: ow.special.erf(_t((4,), d)),
     "lerp": lambda d: ow.lerp(_t((3,), d), _t((3,), d), 0.5),
     "full": lambda d: ow.full((3,), 2.0, dtype=d, device=NAME),
@@ -293,13 +294,13 @@ def test_float16_programs_are_rendered_for_the_nvrtc_test():
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int32"])
 @pytest.mark.parametrize(
     "act",
-    [ow.relu, F.silu, F.gelu, lambda x: F.gelu(x, approximate="tanh")],
-    ids=["relu", "silu", "gelu", "gelu_tanh"],
+    [ow.relu, F.silu, F.gelu, lambda x: F.gelu(x, approximate="tanh"), lambda x: F.leaky_relu(x, 0.2)],
+    ids=["relu", "silu", "gelu", "gelu_tanh", "leaky_relu"],
 )
 def test_activations_are_one_launch_without_fallback(act, dtype):
     """relu/silu/gelu run one generated kernel (no decomposition, no CPU fallback), contiguous or strided."""
     if dtype == "int32" and act is not ow.relu:
-        pytest.skip("silu/gelu have no integer form (PyTorch raises too)")
+        pytest.skip("silu/gelu/leaky_relu have no integer form (PyTorch raises too)")
     d = getattr(ow, dtype)
     for x in (_t((4, 5), d), _t((4, 6), d)[:, ::2], _t((1 << 15,), d)):
         LAUNCHES.clear()
