@@ -32,6 +32,7 @@ from opweave_kernelgen.codegen import scatter as scatter_gen
 from opweave_kernelgen.codegen import softmax as softmax_gen
 from opweave_kernelgen.codegen import sort as sort_gen
 from opweave_kernelgen.codegen import special as special_gen
+from opweave_kernelgen.kernels import canonical_activations as act_k
 from opweave_kernelgen.kernels import complex as ck
 from opweave_kernelgen.kernels import creation as creation_k
 from opweave_kernelgen.kernels import data as data_k
@@ -52,7 +53,8 @@ LOCAL = 64
 FAMILIES = frozenset(
     {"ew", "where", "copy", "convert", "cew", "cangle", "cmake", "cconvert", "cbmm", "reduce", "ewx", "ewx_param",
      "special", "conv", "iota", "eye", "tri_indices", "take_along", "bmm", "linalg", "masked", "pool",
-     "philox", "var", "argext", "scan", "scatter_move", "scatter_acc", "bincount", "sort", "fft", "softmax_group"}
+     "philox", "var", "argext", "scan", "scatter_move", "scatter_acc", "bincount", "sort", "fft", "softmax_group",
+     "act"}
 )  # fmt: skip
 CPU_ONLY = frozenset({"bmm_packed", "softmax", "im2col"})
 
@@ -81,6 +83,11 @@ def programs(dialect) -> dict:
             if ew_k._ops(table, arity, d, half):
                 for contiguous in (False, True):
                     add(("ew", arity, d, contiguous), lambda: ew_k._source(dialect, table, arity, d, contiguous))
+    for d in (*INTS, *FLOATS, *f16):  # the one-launch activations (kernels.canonical_activations)
+        for contiguous in (False, True):
+            add(("act", d, contiguous), lambda: act_k.source(dialect, d, contiguous))
+            if act_k.leaky_ops(dialect, d):
+                add(("act", d, "leaky", contiguous), lambda: act_k.leaky_source(dialect, d, contiguous))
     for raw in RAWS:
         for contiguous in (False, True):
             ops, ins = {"where": (raw, "x0 ? x1 : x2")}, ["bool", raw, raw]

@@ -132,6 +132,9 @@ CASES = {
     "var": lambda d: _t((4, 5), d).var(1),
     "argmax": lambda d: _t((4, 5), d).argmax(1),
     "clamp": lambda d: _t((4, 5), d).clamp(-1, 1),
+    "activations": lambda d: (ow.relu(_t((4, 5), d)), F.silu(_t((4, 5), d)), F.gelu(_t((4, 5), d))),
+    "gelu tanh": lambda d: F.gelu(_t((4, 5), d).t(), approximate="tanh"),
+    "leaky_relu": lambda d: (F.leaky_relu(_t((4, 5), d)), F.leaky_relu(_t((1 << 15,), d), 3)),
     "erf": lambda d: ow.special.erf(_t((4,), d)),
     "lerp": lambda d: ow.lerp(_t((3,), d), _t((3,), d), 0.5),
     "full": lambda d: ow.full((3,), 2.0, dtype=d, device=NAME),
@@ -286,3 +289,49 @@ def test_float16_programs_are_rendered_for_the_nvrtc_test():
     rendered = set(programs(CUDA).values())
     missing = [src[-300:] for src in BUILT if src not in rendered]
     assert not missing, f"{len(missing)} float16 program(s) are not in kernel_sources.programs"
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int32"])
+@pytest.mark.parametrize(
+    "act",
+    [ow.relu, F.silu, F.gelu, lambda x: F.gelu(x, approximate="tanh"), lambda x: F.leaky_relu(x, 0.2)],
+    ids=["relu", "silu", "gelu", "gelu_tanh", "leaky_relu"],
+)
+def test_activations_are_one_launch_without_fallback(act, dtype):
+    """relu/silu/gelu run one generated kernel (no decomposition, no CPU fallback), contiguous or strided."""
+    if dtype == "int32" and act is not ow.relu:
+        pytest.skip("silu/gelu/leaky_relu have no integer form (PyTorch raises too)")
+    d = getattr(ow, dtype)
+    for x in (_t((4, 5), d), _t((4, 6), d)[:, ::2], _t((1 << 15,), d)):
+        LAUNCHES.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a CPU fallback warns
+            out = act(x)
+        assert len(LAUNCHES) == 1, LAUNCHES
+        assert out.shape == x.shape and out.dtype == x.dtype and out.device == x.device
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+@pytest.mark.parametrize(
+    "expr",
+    [lambda x: x - 2.0, lambda x: 3 * x, lambda x: 1 - x, lambda x: x + ow.tensor(2, dtype=x.dtype)],
+    ids=["a - 2.0", "3 * a", "1 - a", "a + 0-dim"],
+)
+def test_tensor_scalar_ops_take_the_direct_kernel(expr, dtype):
+    """A Python scalar (or a CPU 0-dim tensor of the dtype) beside a device tensor: one launch from the direct
+    kernel's cached plan (``canonical._plans``), not the decomposition's."""
+    from opweave_kernelgen.kernels import canonical
+
+    d = getattr(ow, dtype)
+    if dtype == "int32" and expr(ow.ones(1, dtype=d)).dtype is not d:
+        pytest.skip("a float scalar promotes")
+    x = _t((4, 5), d)
+    canonical._plans.clear()
+    LAUNCHES.clear()
+    out = expr(x)
+    assert len(LAUNCHES) == 1 and out.dtype is d and out.device == x.device
+    assert [k[:2] for k in canonical._plans] in (
+        [("sub", d)],
+        [("mul", d)],
+        [("add", d)],
+    ), list(canonical._plans)

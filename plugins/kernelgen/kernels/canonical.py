@@ -4,8 +4,10 @@ The decomposition of ``a + b`` promotes, broadcasts, runs the prim's meta functi
 prim's kernel: tens of microseconds of Python for a launch that costs a few. These kernels serve
 the common case — two tensors of one dtype on one OpenCL device, any shapes that broadcast, no
 ``alpha`` — from a launch plan cached per (op, dtype, layouts): the output layout is the one the
-decomposition gives, the launch is the same generated kernel. Every other call goes to the
-decomposition, so both paths agree (tests/opencl/test_canonical.py checks it).
+decomposition gives, the launch is the same generated kernel. A Python scalar (or a CPU 0-dim tensor of
+the dtype) beside a device tensor is uploaded into a 0-dim device tensor when PyTorch's promotion keeps
+the tensor's dtype (``a - 2.0``, ``3 * a``), and takes the same path. Every other call goes to the
+decomposition, so both paths agree (tests/opencl/test_canonical.py, tests/cuda/test_canonical_values.py).
 
 ``softmax``/``log_softmax`` (and ATen's ``_softmax``/``_log_softmax``) of a contiguous float32/float64
 tensor along its last dim run on a CPU device as one kernel (``codegen.softmax``: a work item per row)
@@ -16,9 +18,12 @@ another GPU) is the decomposition's.
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import opweave
 from opweave import ops
-from opweave.backends.kernel import Decline, broadcast_shapes, output_strides
+from opweave.backends.kernel import Decline, broadcast_shapes, is_wrapped_number, output_strides
 
 from ..codegen import softmax as softmax_gen
 from . import elementwise as ew
@@ -75,10 +80,54 @@ def _plan(name: str, a, b):
     return tuple(out.shape), out.stride(), dtype, rt, k if n else None, items, fast, scalars, local
 
 
+def _scalar_operand(name: str, tensor, scalar):
+    """``scalar`` (a CPU 0-dim tensor beside device tensor ``tensor``) as a 0-dim tensor of ``tensor``'s dtype there.
+
+    PyTorch's promotion keeps ``tensor``'s dtype for a wrapped Python number of its kind or a lower one (a float
+    with a floating tensor; a bool or an int, whose value the dtype holds, with any) and for a 0-dim tensor
+    of its own dtype; those are uploaded as the prims upload a scalar operand (CUDA: a memset queued on the
+    current stream, no wait). Every other case raises ``Decline`` (the decomposition promotes or reports it).
+    """
+    if tensor.device.type not in BACKENDS or scalar.device.type != "cpu" or scalar.ndim:
+        raise Decline("not a device tensor and a CPU scalar")
+    dtype, kind = tensor.dtype, scalar.dtype
+    if dtype.name not in _SAME_DTYPE[name]:
+        raise Decline("no direct kernel for this dtype")
+    if is_wrapped_number(scalar):
+        if kind.is_floating_point and not dtype.is_floating_point or kind.is_complex:
+            raise Decline("a float scalar promotes an integer tensor")
+    elif kind is not dtype:
+        raise Decline("a 0-dim tensor of another dtype")
+    value = scalar.numpy(force=True).item()  # a CPU tensor: its array, without the item prim
+    lo, hi, np_dtype = _RANGES[dtype.name]
+    if not lo <= value <= hi and value == value and abs(value) != math.inf:
+        raise Decline("the decomposition takes a value beyond the dtype's range")
+    out = backend_of(tensor.device).empty_strided((), (), dtype, tensor.device)
+    runtime_on(tensor.device).copy_from_host(buf(out), np.array(value, np_dtype).reshape(1).view(np.uint8))
+    return out
+
+
+def _range(name: str) -> tuple:
+    """``(least, largest finite value, NumPy dtype)`` of dtype ``name``."""
+    d = np.dtype(name)
+    if d.kind == "f":
+        big = float(np.finfo(d).max)
+        return -big, big, d
+    info = np.iinfo(d)
+    return int(info.min), int(info.max), d
+
+
+_RANGES = {n: _range(n) for n in _SAME_DTYPE["add"]}
+
+
 def _binary(name: str):
     op = getattr(ops, name).Tensor
 
     def kernel(self, other, *rest):
+        if is_wrapped_number(other) or other.device.type == "cpu":
+            other = _scalar_operand(name, self, other)
+        elif is_wrapped_number(self) or self.device.type == "cpu":  # 2.0 - a
+            self = _scalar_operand(name, other, self)
         if (
             (rest and not (type(rest[0]) is int and rest[0] == 1))
             or type(other) is not opweave.Tensor
@@ -107,7 +156,10 @@ def _binary(name: str):
         return out
 
     kernel.__name__ = kernel.__qualname__ = f"kernelgen_{name}_tensor"
-    kernel.__doc__ = f"``{name}.Tensor`` of two same-dtype OpenCL tensors (else the decomposition)."
+    kernel.__doc__ = (
+        f"``{name}.Tensor`` of two same-dtype device tensors, or of one and a Python/0-dim CPU scalar that keeps"
+        " its dtype (else the decomposition)."
+    )
     KERNELS[op.name] = kernel
 
 
